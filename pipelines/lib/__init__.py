@@ -1,0 +1,1 @@
+"""Pure functions with no Dagster in them: log discovery, normalisation, price book, cache models."""

@@ -1,0 +1,145 @@
+"""Stage usage-log files into the warehouse: records -> normalised rows or quarantine, per file.
+
+``stage_logs(conn, root)`` discovers the files under ``root`` (see ``logfiles``), skips those whose
+size and modification time match the manifest ``stage.files``, and stages each other file in one
+transaction: its previous rows are replaced, accepted records go to ``stage.usage_rows`` and
+rejected ones to ``core.quarantine`` with a reason. For every file rows_in = accepted + quarantined.
+
+The normalisation itself is set-based DuckDB SQL (``sql/ingest/file_rows__insert_normalised.sql``);
+Python only splits files into records, describes unparseable lines, and replays block-hash traces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipelines.lib import cache_models
+from pipelines.lib.logfiles import LogFile, Unreadable, discover, malformed_json_excerpt, read_records
+from pipelines.lib.sql import statement
+
+DEFAULT_BLOCK_SIZE = 512  # tokens per block in Mooncake traces (FAST'25 trace README)
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """Row accounting of one file: ``rows_in = rows_accepted + rows_quarantined`` (records)."""
+
+    source_file: str
+    rows_in: int
+    rows_accepted: int
+    rows_quarantined: int
+    skipped: bool = False  # unchanged since the last run, not read again
+
+
+def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: bool = False,
+               on_file: Callable[[LogFile, int, int], None] | None = None) -> list[FileResult]:
+    """Stage every new or changed log file under ``root``; returns one ``FileResult`` per file found.
+
+    ``on_file(log, index, total)`` is called before each file (for progress display). Raises
+    ``FileNotFoundError`` for a missing ``root`` and ``logfiles.SourceConfigError`` for a bad
+    ``source.yaml``; problems inside a file never raise, they become quarantine rows.
+    """
+    logs = discover(root, follow_symlinks=follow_symlinks)
+    known = {row[0]: row[1:] for row in conn.execute(
+        "select source_file, size_bytes, mtime_ns, rows_in, rows_accepted, rows_quarantined from stage.files").fetchall()}
+    results = []
+    for index, log in enumerate(logs):
+        if on_file:
+            on_file(log, index, len(logs))
+        previous = known.get(log.relative)
+        if previous and previous[0] == log.size_bytes and previous[1] == log.mtime_ns:
+            results.append(FileResult(log.relative, *previous[2:], skipped=True))
+            continue
+        results.append(stage_file(conn, log))
+    return results
+
+
+def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile) -> FileResult:
+    """Read, normalise and publish one file in a single transaction; returns its row accounting."""
+    size_bytes, mtime_ns = log.size_bytes, log.mtime_ns
+    params = {
+        "source_file": log.relative,
+        "provider": log.defaults.get("provider"),
+        "model": log.defaults.get("model"),
+        "tenant": log.defaults.get("tenant"),
+        "app": log.defaults.get("app"),
+        "trace_start": log.defaults.get("trace_start"),
+        "block_size": int(log.defaults.get("block_size_tokens", DEFAULT_BLOCK_SIZE)),
+    }
+    conn.execute(statement("ingest/file_rows__create"))
+    unreadable: list[Unreadable] = []
+    for chunk in read_records(log, unreadable):
+        conn.register("lines_in", chunk)
+        try:
+            conn.execute(statement("ingest/file_rows__insert_normalised"), params)
+            _describe_malformed(conn, chunk)
+        finally:
+            conn.unregister("lines_in")
+    if unreadable:
+        _register_and_run(conn, "unreadable_in", pa.table({
+            "source_line": pa.array([u.source_line for u in unreadable], pa.int64()),
+            "reason": [u.reason for u in unreadable],
+            "raw_excerpt": [u.raw_excerpt for u in unreadable],
+        }), "ingest/file_rows__add_unreadable")
+    _replay_traces(conn, params["block_size"])
+
+    file_param = {"source_file": log.relative}
+    conn.execute("begin transaction")
+    try:
+        conn.execute(statement("ingest/usage_rows__delete_file"), file_param)
+        conn.execute(statement("ingest/quarantine__delete_file"), file_param)
+        conn.execute(statement("ingest/files__delete"), file_param)
+        conn.execute(statement("ingest/file_rows__mark_duplicates"), file_param)
+        conn.execute(statement("ingest/usage_rows__insert_file"), file_param)
+        conn.execute(statement("ingest/quarantine__insert_file"), file_param)
+        conn.execute(statement("ingest/files__insert"),
+                     {**file_param, "size_bytes": size_bytes, "mtime_ns": mtime_ns})
+        conn.execute("commit")
+    except Exception:
+        conn.execute("rollback")
+        raise
+    rows_in, accepted, quarantined = conn.execute(
+        "select rows_in, rows_accepted, rows_quarantined from stage.files where source_file = $source_file",
+        file_param).fetchall()[0]
+    return FileResult(log.relative, rows_in, accepted, quarantined)
+
+
+def _describe_malformed(conn: duckdb.DuckDBPyConnection, chunk: pa.Table) -> None:
+    bad = [row[0] for row in conn.execute(
+        "select source_line from file_rows where reason = 'malformed JSON' and raw_excerpt is null").fetchall()]
+    if not bad:
+        return
+    lines = chunk.filter(pc.is_in(chunk["source_line"], pa.array(bad, pa.int64())))
+    described = [malformed_json_excerpt(text) for text in lines["line"].to_pylist()]
+    _register_and_run(conn, "malformed_in", pa.table({
+        "source_line": lines["source_line"],
+        "reason": [d[0] for d in described],
+        "raw_excerpt": [d[1] for d in described],
+    }), "ingest/file_rows__describe_malformed")
+
+
+def _replay_traces(conn: duckdb.DuckDBPyConnection, block_size: int) -> None:
+    records = pl.from_arrow(conn.sql(statement("ingest/file_rows__trace_records")).to_arrow_table())
+    if records.height == 0:
+        return
+    chains = records["hash_ids"].str.json_decode(pl.List(pl.Int64)).to_list()
+    reads = cache_models.replay(chains, records["prompt_tokens"].to_list(), block_size)
+    _register_and_run(conn, "replay_in", pa.table({
+        "source_line": records["source_line"].to_arrow(),
+        "cache_read_tokens": pa.array(reads, pa.int64()),
+    }), "ingest/file_rows__apply_replay")
+
+
+def _register_and_run(conn: duckdb.DuckDBPyConnection, name: str, table: pa.Table, sql_name: str) -> None:
+    conn.register(name, table)
+    try:
+        conn.execute(statement(sql_name))
+    finally:
+        conn.unregister(name)

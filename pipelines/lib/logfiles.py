@@ -1,0 +1,220 @@
+"""Find usage-log files under a folder, read their folder defaults, and stream their records.
+
+Files: ``*.jsonl``, ``*.jsonl.gz`` (one JSON record per line) and ``*.json`` (an array of records,
+or one object), found recursively. A folder may hold ``source.yaml`` with defaults for the files
+beneath it (nearest folder wins, key by key)::
+
+    provider: self_hosted          # openai, azure, anthropic, gemini, bedrock, deepseek, self_hosted
+    model: kimi-k2                 # used when a record names no model (Bedrock bodies, traces)
+    tenant: acme
+    app: chat
+    trace_start: 2026-11-27T00:00:00Z   # ISO-8601 UTC; block-hash traces carry ms offsets from it
+    block_size_tokens: 512              # tokens per trace block (Mooncake: 512)
+    cache: infinite                     # cache model for trace replay
+
+Records are yielded in chunks as PyArrow tables ``(source_line int64, line string)`` so memory
+stays flat on large files. Reading is done here rather than by DuckDB's JSON reader because each
+malformed line must be kept (and counted) with its own position, which ``read_json`` with
+``ignore_errors`` silently drops. Blank lines are skipped (they are not records); a UTF-8
+byte-order mark and CRLF endings are removed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import yaml
+
+LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
+SOURCE_KEYS = {"provider", "model", "tenant", "app", "trace_start", "block_size_tokens", "cache"}
+CHUNK_BYTES = 32 * 1024 * 1024
+
+
+class SourceConfigError(ValueError):
+    """A ``source.yaml`` that cannot be used; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class LogFile:
+    """One log file: absolute ``path``, ``relative`` name under the logs root, merged folder defaults."""
+
+    path: Path
+    relative: str
+    defaults: dict = field(default_factory=dict)
+
+    @property
+    def size_bytes(self) -> int:
+        return self.path.stat().st_size
+
+    @property
+    def mtime_ns(self) -> int:
+        return self.path.stat().st_mtime_ns
+
+
+@dataclass
+class Unreadable:
+    """A record the reader could not turn into text: its line, a reason and a privacy-safe excerpt."""
+
+    source_line: int
+    reason: str
+    raw_excerpt: str
+
+
+def load_source_yaml(path: Path) -> dict:
+    """Parse one ``source.yaml``; raises ``SourceConfigError`` for bad YAML, unknown keys or bad values."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise SourceConfigError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(data, dict):
+        raise SourceConfigError(f"{path}: expected a mapping of defaults, got {type(data).__name__}")
+    unknown = set(data) - SOURCE_KEYS
+    if unknown:
+        raise SourceConfigError(f"{path}: unknown keys {sorted(unknown)}; allowed: {sorted(SOURCE_KEYS)}")
+    if "trace_start" in data:
+        data["trace_start"] = _iso_utc(data["trace_start"], path)
+    if "block_size_tokens" in data and (not isinstance(data["block_size_tokens"], int) or data["block_size_tokens"] <= 0):
+        raise SourceConfigError(f"{path}: block_size_tokens must be a positive integer")
+    if data.get("cache", "infinite") != "infinite":
+        raise SourceConfigError(f"{path}: cache model {data['cache']!r} is not supported yet; use 'infinite'")
+    return {k: str(v) if k in {"provider", "model", "tenant", "app"} else v for k, v in data.items()}
+
+
+def _iso_utc(value, path: Path) -> str:
+    from datetime import datetime, timezone
+
+    if isinstance(value, datetime):
+        parsed = value
+    else:
+        try:
+            parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise SourceConfigError(f"{path}: trace_start {value!r} is not ISO-8601") from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc).isoformat()
+
+
+def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
+    """Every log file under ``root`` (sorted by relative path) with its merged ``source.yaml`` defaults.
+
+    Raises ``FileNotFoundError`` when ``root`` does not exist and ``SourceConfigError`` for a bad
+    ``source.yaml``. Symlinks that resolve outside ``root`` are skipped unless ``follow_symlinks``.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"logs folder {root} does not exist or is not a folder")
+    root_resolved = root.resolve()
+    defaults_cache: dict[Path, dict] = {}
+
+    def defaults_for(folder: Path) -> dict:
+        if folder in defaults_cache:
+            return defaults_cache[folder]
+        parent = {} if folder == root else defaults_for(folder.parent)
+        own = load_source_yaml(folder / "source.yaml") if (folder / "source.yaml").is_file() else {}
+        defaults_cache[folder] = {**parent, **own}
+        return defaults_cache[folder]
+
+    found = []
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or not path.name.endswith(LOG_SUFFIXES):
+            continue
+        if not follow_symlinks and not path.resolve().is_relative_to(root_resolved):
+            continue
+        found.append(LogFile(path=path, relative=path.relative_to(root).as_posix(), defaults=defaults_for(path.parent)))
+    return found
+
+
+def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = CHUNK_BYTES) -> Iterator[pa.Table]:
+    """Yield ``(source_line, line)`` chunks of ``log``; lines that cannot be decoded go to ``unreadable``.
+
+    A gzip stream cut short ends the file with one ``Unreadable`` entry for the lost tail.
+    """
+    if log.path.name.endswith(".json"):
+        yield from _read_json_array(log, unreadable)
+        return
+    opener = gzip.open if log.path.name.endswith(".gz") else open
+    line_no = 0
+    carry = b""
+    first = True
+    with opener(log.path, "rb") as handle:
+        while True:
+            try:
+                block = handle.read(chunk_bytes)
+            except (EOFError, OSError, zlib.error) as exc:
+                unreadable.append(Unreadable(line_no + 1, f"compressed stream is cut short or corrupt after line {line_no} ({exc})",
+                                             _excerpt_of_bytes(carry, "truncated stream")))
+                carry = b""
+                block = b""
+            if first and block.startswith(b"\xef\xbb\xbf"):
+                block = block[3:]
+            first = False
+            if not block:
+                if carry.strip():
+                    line_no += 1
+                    yield _to_table(*_decode([carry], line_no, unreadable))
+                return
+            pieces = (carry + block).split(b"\n")
+            carry = pieces.pop()
+            numbers, texts = _decode(pieces, line_no + 1, unreadable)
+            line_no += len(pieces)
+            if numbers:
+                yield _to_table(numbers, texts)
+
+
+def _decode(pieces: list[bytes], first_line: int, unreadable: list[Unreadable]) -> tuple[list[int], list[str]]:
+    numbers, texts = [], []
+    for offset, raw in enumerate(pieces):
+        raw = raw.rstrip(b"\r")
+        if not raw.strip():
+            continue
+        try:
+            texts.append(raw.decode("utf-8"))
+            numbers.append(first_line + offset)
+        except UnicodeDecodeError as exc:
+            unreadable.append(Unreadable(first_line + offset, f"not UTF-8 text (invalid byte at offset {exc.start})",
+                                         _excerpt_of_bytes(raw, f"invalid UTF-8 at byte {exc.start}")))
+    return numbers, texts
+
+
+def _to_table(numbers: list[int], texts: list[str]) -> pa.Table:
+    return pa.table({"source_line": pa.array(numbers, pa.int64()), "line": pa.array(texts, pa.string())})
+
+
+def _read_json_array(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table]:
+    raw = log.path.read_bytes()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if not raw.strip():
+        return
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
+        return
+    records = data if isinstance(data, list) else [data]
+    yield _to_table(list(range(1, len(records) + 1)), [json.dumps(r) for r in records])
+
+
+def _excerpt_of_bytes(raw: bytes, where: str) -> str:
+    """Privacy-safe stand-in for text that could not be parsed: length, hash and the failure point."""
+    return json.dumps({"length_bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()[:16], "failed_at": where})
+
+
+def malformed_json_excerpt(line: str) -> tuple[str, str]:
+    """Reason and excerpt for a line DuckDB found not to be JSON: where Python's parser fails, no text."""
+    try:
+        json.loads(line)
+        where = "rejected by DuckDB's JSON parser"
+    except json.JSONDecodeError as exc:
+        where = f"{exc.msg} at line {exc.lineno} column {exc.colno} (char {exc.pos})"
+    except RecursionError:
+        where = "nesting too deep"
+    return f"malformed JSON: {where}", _excerpt_of_bytes(line.encode("utf-8", "replace"), where)

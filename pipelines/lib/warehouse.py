@@ -1,0 +1,41 @@
+"""Open the DuckDB warehouse file and make sure its schemas, tables and macros exist.
+
+Tables are created from ``sql/schema/*.sql`` (one ``CREATE TABLE IF NOT EXISTS`` per file, in
+name order) and macros from ``sql/macros/*.sql``. Every connection runs with ``TimeZone = 'UTC'``
+so that ``TIMESTAMPTZ`` values and day boundaries are UTC whatever the machine's zone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from pipelines.lib.sql import statements_in
+
+
+def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Set UTC, create schemas/tables/macros if missing; returns ``conn``. Idempotent."""
+    conn.execute("SET TimeZone = 'UTC'")
+    for text in statements_in("macros"):
+        conn.execute(text)
+    for text in statements_in("schema"):
+        conn.execute(text)
+    return conn
+
+
+def connect(db_path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open ``db_path`` (created with its folder when writable) and prepare it.
+
+    Read-only connections only get ``TimeZone = 'UTC'``; raises ``FileNotFoundError`` when a
+    read-only open targets a file that does not exist yet.
+    """
+    path = Path(db_path)
+    if read_only:
+        if not path.exists():
+            raise FileNotFoundError(f"warehouse {path} does not exist yet: run `cachemeter run` first")
+        conn = duckdb.connect(str(path), read_only=True)
+        conn.execute("SET TimeZone = 'UTC'")
+        return conn
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return prepare(duckdb.connect(str(path)))

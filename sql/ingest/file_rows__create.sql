@@ -1,0 +1,26 @@
+-- file_rows: per-file scratch table (connection-local) holding one normalised row per record,
+-- accepted (reason is null) or rejected (reason says why), before they are published to
+-- stage.usage_rows and core.quarantine in one transaction.
+create or replace temp table file_rows (
+    source_line           bigint,
+    source_format         varchar,
+    reason                varchar,
+    raw_excerpt           varchar,
+    request_id            varchar,
+    ts                    timestamptz,
+    provider              varchar,
+    model                 varchar,
+    tenant                varchar,
+    app                   varchar,
+    service_tier          varchar,
+    prefix_family         varchar,
+    prompt_tokens         bigint,
+    uncached_input_tokens bigint,
+    cache_read_tokens     bigint,
+    cache_write_5m_tokens bigint,
+    cache_write_1h_tokens bigint,
+    output_tokens         bigint,
+    reasoning_tokens      bigint,
+    hash_ids              varchar,  -- block-hash chain of a trace record (JSON array), for the cache replay
+    trace_offset_ms       bigint    -- trace records: arrival in ms from trace start
+);

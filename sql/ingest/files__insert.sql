@@ -1,0 +1,11 @@
+-- Record one staged file in the manifest with its row accounting (rows_in = accepted + quarantined).
+insert into stage.files
+select
+    $source_file as source_file,
+    $size_bytes as size_bytes,
+    $mtime_ns as mtime_ns,
+    count(*) as rows_in,
+    count(*) filter (where reason is null) as rows_accepted,
+    count(*) filter (where reason is not null) as rows_quarantined,
+    now() as staged_at
+from file_rows;

@@ -1,0 +1,2 @@
+-- Curated, partitioned tables: usage, prices, costs, quarantine.
+create schema if not exists core;

@@ -1,0 +1,2 @@
+-- Daily aggregates and alerts that people and dashboards read.
+create schema if not exists marts;
