@@ -194,7 +194,11 @@ classed as (
         c.*,
         case when c.convention = 'additive' then c.n_uncached_reported
              when c.convention = 'inclusive' then c.n_prompt_total - c.n_read - c.n_write_5m - c.n_write_1h
-        end as n_uncached
+        end as n_uncached,
+        -- the whole prompt: reported for inclusive formats and traces, the sum of the classes for additive ones
+        case when c.convention = 'additive' then c.n_uncached_reported + c.n_read + c.n_write_5m + c.n_write_1h
+             else c.n_prompt_total
+        end as n_prompt
     from counted c
 ),
 timed as (
@@ -256,6 +260,7 @@ accepted as (
         coalesce(c.env_app, $app, 'default') as app,
         c.service_tier,
         c.prompt_cache_key,
+        c.n_prompt,
         c.n_prompt_total,
         c.n_uncached,
         c.n_read,
@@ -275,7 +280,7 @@ rejected_fields as (
 outcomes as (
     select
         source_line, source_format, reason, b, j, is_envelope, request_id, ts, provider, model, tenant, app,
-        service_tier, prompt_cache_key, n_prompt_total, n_uncached, n_read, n_write_5m, n_write_1h, n_output,
+        service_tier, prompt_cache_key, n_prompt, n_uncached, n_read, n_write_5m, n_write_1h, n_output,
         n_reasoning, hash_ids, trace_offset_ms
     from accepted
     union all by name
@@ -313,7 +318,7 @@ final as (
             when o.hash_ids is not null then 'blk:' || md5(concat_ws(',', o.hash_ids ->> '$[0]', o.hash_ids ->> '$[1]'))[1:16]
             else 'series:' || md5(concat_ws('|', o.provider, o.model, o.tenant, o.app))[1:16]
         end as prefix_family,
-        o.n_prompt_total as prompt_tokens,
+        o.n_prompt as prompt_tokens,
         o.n_uncached as uncached_input_tokens,
         o.n_read as cache_read_tokens,
         o.n_write_5m as cache_write_5m_tokens,

@@ -1,0 +1,33 @@
+# The README's commands. Each target installs what it needs into .venv first (pinned versions).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.install-stamp
+export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+
+.PHONY: install demo test dagster-dev clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Run the main job on the bundled demo logs (embedded DuckDB file warehouse/cachemeter.duckdb).
+demo: $(STAMP)
+	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/cachemeter run
+
+## Run the test suite.
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+## Dagster UI with the repository's dagster.yaml: http://127.0.0.1:3000
+dagster-dev: $(STAMP)
+	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/dagster dev -m pipelines.definitions
+
+clean:
+	rm -rf warehouse .dagster_home .pytest_cache

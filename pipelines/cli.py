@@ -1,0 +1,166 @@
+"""The ``cachemeter`` command line: ``run`` the pipeline, query the warehouse with ``sql``.
+
+Examples::
+
+    cachemeter run                                   # bundled demo logs -> warehouse/cachemeter.duckdb
+    cachemeter run --logs ~/llm-logs --prices rates.csv
+    cachemeter sql "select * from marts.daily_savings order by day"
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import sys
+from decimal import Decimal
+from enum import Enum
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from pipelines.defs.settings import DEFAULT_DB
+from pipelines.lib import progress, warehouse
+
+app = typer.Typer(help="Cost metering and billing analytics for LLM prompt caching.", no_args_is_help=True,
+                  add_completion=False, rich_markup_mode="markdown")
+console = Console(width=None if sys.stdout.isatty() else 140)
+err_console = Console(stderr=True)
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+@app.command()
+def run(
+    logs: Path = typer.Option(None, "--logs", help="Folder of usage logs (searched recursively). Default: the bundled demo logs."),
+    db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file (created if missing)."),
+    prices: Path = typer.Option(None, "--prices", help="Price override CSV: provider,model,effective_from,input_per_mtok,"
+                                "cache_read_per_mtok,cache_write_5m_per_mtok,cache_write_1h_per_mtok,output_per_mtok"),
+    follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Follow symlinks that leave the logs folder."),
+) -> None:
+    """Stage the logs, price every request and rebuild every UTC day found; print the daily savings.
+
+    Example: `cachemeter run --logs ./logs --db warehouse/cachemeter.duckdb`
+    """
+    from pipelines import runner
+
+    logging.getLogger("dagster").setLevel(logging.ERROR)
+    runner.configure(logs, db, prices, follow_symlinks)
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[label]}"), TimeElapsedColumn(), console=err_console,
+                  transient=True) as bar:
+        task = bar.add_task("Reading logs", total=None, label="")
+
+        def listener(step: str, done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, total=total, label=label)
+
+        progress.set_listener(listener)
+        try:
+            result = runner.run_pipeline()
+        except runner.PipelineError as exc:
+            err_console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(1) from exc
+        finally:
+            progress.set_listener(None)
+    _print_summary(db, result)
+
+
+@app.command()
+def sql(
+    query: str = typer.Argument(..., help="A SELECT (or other read-only) statement in DuckDB SQL."),
+    db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file."),
+    output: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, csv or json."),
+) -> None:
+    """Answer an ad-hoc query on a read-only connection to the warehouse.
+
+    Example: `cachemeter sql "select day, sum(savings_usd) from marts.daily_savings group by all order by day"`
+    """
+    import duckdb
+
+    try:
+        conn = warehouse.connect(db, read_only=True)
+        cursor = conn.execute(query)
+        columns = [d[0] for d in cursor.description or []]
+        rows = cursor.fetchall()
+    except FileNotFoundError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from exc
+    except duckdb.Error as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from exc
+    if output is OutputFormat.csv:
+        writer = csv.writer(sys.stdout)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    elif output is OutputFormat.json:
+        print(json.dumps([dict(zip(columns, row)) for row in rows], default=str, indent=1))
+    else:
+        table = Table(*columns)
+        for row in rows:
+            table.add_row(*[_cell(v) for v in row])
+        console.print(table)
+
+
+def _cell(value) -> str:
+    return "" if value is None else str(value)
+
+
+def _usd(value: Decimal | None) -> str:
+    """USD for display: cents from $1 up, four decimals below (stored values stay exact)."""
+    if value is None:
+        return "-"
+    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.4f}"
+
+
+def _print_summary(db: Path, result) -> None:
+    with warehouse.connect(db, read_only=True) as conn:
+        files = conn.execute(
+            "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files order by source_file").fetchall()
+        days = conn.execute(
+            "select day, sum(requests), sum(prompt_tokens), sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0), "
+            "sum(cost_usd), sum(no_cache_cost_usd), sum(savings_usd), sum(unpriced_requests) "
+            "from marts.daily_savings group by day order by day").fetchall()
+        alerts = conn.execute("select day, severity, message from marts.cache_alerts order by day, severity").fetchall()
+        reasons = conn.execute("select reason, count(*) from core.quarantine group by 1 order by 2 desc limit 5").fetchall()
+
+    table = Table("file", "rows in", "accepted", "quarantined", title="Files (rows in = accepted + quarantined)")
+    for name, rows_in, accepted, quarantined in files:
+        table.add_row(name, f"{rows_in:,}", f"{accepted:,}", f"[red]{quarantined:,}[/red]" if quarantined else "0")
+    console.print(table)
+    if reasons:
+        console.print("Top quarantine reasons: " + "; ".join(f"{r} ({n})" for r, n in reasons))
+
+    table = Table("day (UTC)", "requests", "prompt tokens", "token hit rate", "cost", "no-cache cost", "savings",
+                  "unpriced", title="Daily savings (USD)")
+    for day, requests, prompt, hit_rate, cost, no_cache, savings, unpriced in days:
+        table.add_row(str(day), f"{requests:,}", f"{prompt:,}", f"{(hit_rate or 0):.1%}", _usd(cost), _usd(no_cache),
+                      _usd(savings), f"[yellow]{unpriced:,}[/yellow]" if unpriced else "0")
+    if days:
+        total = [sum((d[i] for d in days), Decimal(0)) for i in (4, 5, 6)]
+        table.add_row("total", f"{sum(d[1] for d in days):,}", f"{sum(d[2] for d in days):,}", "",
+                      *[_usd(t) for t in total], f"{sum(d[7] for d in days):,}", style="bold")
+    console.print(table)
+    if alerts:
+        console.print(f"[bold]{len(alerts)} alert(s):[/bold]")
+        for day, severity, message in alerts:
+            colour = "red" if severity == "critical" else "yellow"
+            console.print(f"  [{colour}]{severity}[/{colour}] {day}: {message}")
+    if result.first_day is None:
+        console.print("[yellow]No usage rows were found in the logs.[/yellow]")
+    console.print(f"Warehouse: {db}   try: cachemeter sql \"select * from marts.daily_savings order by day\" --db {db}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+"""The one partitioning of cachemeter: UTC days.
+
+Starts at ``CACHEMETER_PARTITIONS_START`` (default 2020-01-01); ``end_offset=1`` makes today a
+partition too, so a run can include the current (incomplete) day on request. The nightly schedule
+targets the previous, complete day.
+"""
+
+import os
+
+import dagster as dg
+
+PARTITIONS_START = os.environ.get("CACHEMETER_PARTITIONS_START", "2020-01-01")
+
+daily_partitions = dg.DailyPartitionsDefinition(start_date=PARTITIONS_START, timezone="UTC", end_offset=1)
+
+
+def window_params(context: dg.AssetExecutionContext) -> dict:
+    """``{"start": date, "end": date}`` of the run's partition window, half-open, UTC days.
+
+    Works for one partition and for a single-run range of partitions alike.
+    """
+    window = context.partition_time_window
+    return {"start": window.start.date(), "end": window.end.date()}

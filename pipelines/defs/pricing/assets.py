@@ -1,0 +1,52 @@
+"""core.prices and core.cache_minimums: the price book and the minimum cacheable prompt lengths."""
+
+
+from pathlib import Path
+
+import dagster as dg
+import pyarrow as pa
+from dagster_duckdb import DuckDBResource
+
+from pipelines.defs.resources import warehouse_connection
+from pipelines.defs.settings import CachemeterSettings
+from pipelines.lib import prices
+from pipelines.lib.sql import statement
+
+PRICES = dg.AssetKey(["core", "prices"])
+CACHE_MINIMUMS = dg.AssetKey(["core", "cache_minimums"])
+CACHE_MINIMUMS_CSV = Path(prices.__file__).with_name("cache_minimums.csv")
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(PRICES, group_name="pricing", kinds={"duckdb"},
+                     description="Price book: genai-prices bundled snapshot flattened to dated, tiered DECIMAL rows, plus overrides."),
+        dg.AssetSpec(CACHE_MINIMUMS, group_name="pricing", kinds={"duckdb"},
+                     description="Minimum cacheable prompt length per provider and model prefix (dated facts with sources)."),
+    ],
+    pool="duckdb",
+)
+def price_book(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settings: CachemeterSettings):
+    """Rebuild the price book from the catalogue and ``settings.prices_file``.
+
+    Raises ``prices.PriceOverrideError`` (naming file and line) for a bad override file.
+    """
+    table = prices.catalogue_table()
+    overrides = prices.read_overrides(Path(settings.prices_file)) if settings.prices_file else None
+    if overrides is not None:
+        table = pa.concat_tables([table, overrides])
+    with warehouse_connection(duckdb) as conn:
+        conn.register("prices_in", table)
+        conn.execute("begin transaction")
+        conn.execute(statement("pricing/prices__delete"))
+        conn.execute(statement("pricing/prices__insert"))
+        conn.execute(statement("pricing/cache_minimums__delete"))
+        conn.execute(statement("pricing/cache_minimums__insert"), {"path": str(CACHE_MINIMUMS_CSV)})
+        conn.execute("commit")
+        conn.unregister("prices_in")
+        minimums = conn.execute("select count(*) from core.cache_minimums").fetchall()[0][0]
+    yield dg.MaterializeResult(asset_key=PRICES, metadata={
+        "dagster/row_count": table.num_rows, "catalogue": prices.catalogue_source(),
+        "override_rows": 0 if overrides is None else overrides.num_rows,
+        "override_file": settings.prices_file or "(none)"})
+    yield dg.MaterializeResult(asset_key=CACHE_MINIMUMS, metadata={"dagster/row_count": minimums})

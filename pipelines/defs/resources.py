@@ -1,0 +1,29 @@
+"""Resources: one DuckDB warehouse (``duckdb``) and the run settings (``settings``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import dagster as dg
+import duckdb
+from dagster_duckdb import DuckDBResource
+
+from pipelines.defs.settings import CachemeterSettings, database_path
+from pipelines.lib import warehouse
+
+
+@contextmanager
+def warehouse_connection(resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection from the resource with UTC set and the schema created (see ``lib.warehouse``)."""
+    with resource.get_connection() as conn:
+        yield warehouse.prepare(conn)
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    """Register the warehouse and settings; both read ``CACHEMETER_*`` variables when loaded."""
+    return dg.Definitions(resources={
+        "duckdb": DuckDBResource(database=database_path()),
+        "settings": CachemeterSettings.from_env(),
+    })

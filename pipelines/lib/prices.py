@@ -1,0 +1,254 @@
+"""The price book: genai-prices' bundled snapshot flattened to rows, plus user overrides.
+
+Source of every catalogue price: the ``genai-prices`` package (Pydantic's maintained price data),
+read from the snapshot bundled with the installed version, never fetched (no network at run time).
+Each model's dated prices, time-of-day prices, long-context tiers and price variants (batch,
+priority, flex) become rows of ``core.prices`` in USD per million tokens (``Decimal``).
+
+Where the catalogue gives no price for a cache class, genai-prices prices it at its parent class
+(cache read and cache write at the input rate, a 1-hour write at the cache-write rate); the rows
+carry those inherited prices explicitly, so SQL never has to guess. User overrides (``--prices``)
+mean exactly what they say: an empty cell is a class that is not offered, and usage in it leaves
+the row unpriced.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from datetime import date
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from functools import cache
+from pathlib import Path
+
+import genai_prices
+import pyarrow as pa
+from genai_prices import types as gp
+from genai_prices.data_snapshot import get_snapshot
+
+# cachemeter provider name -> genai-prices provider id (and back)
+PROVIDER_TO_CATALOGUE = {"openai": "openai", "azure": "azure", "anthropic": "anthropic", "gemini": "google",
+                         "bedrock": "aws", "deepseek": "deepseek"}
+CATALOGUE_TO_PROVIDER = {v: k for k, v in PROVIDER_TO_CATALOGUE.items()}
+PROVIDER_ALIASES = {"google": "gemini", "vertex": "gemini", "vertex_ai": "gemini", "aws": "bedrock",
+                    "azure_openai": "azure", "self-hosted": "self_hosted"}
+
+OVERRIDE_COLUMNS = ["provider", "model", "effective_from", "input_per_mtok", "cache_read_per_mtok",
+                    "cache_write_5m_per_mtok", "cache_write_1h_per_mtok", "output_per_mtok"]
+PRICE_COLUMNS = OVERRIDE_COLUMNS[3:]
+EPOCH = date(1970, 1, 1)
+PRICE_QUANTUM = Decimal("0.000000001")  # core.prices is DECIMAL(18, 9)
+
+SCHEMA = pa.schema([
+    ("provider", pa.string()), ("price_model", pa.string()), ("price_variant", pa.string()),
+    ("effective_from", pa.date32()), ("effective_to", pa.date32()),
+    ("utc_time_from", pa.time64("us")), ("utc_time_to", pa.time64("us")),
+    ("tier_start_tokens", pa.int64()),
+    *[(c, pa.decimal128(18, 9)) for c in PRICE_COLUMNS],
+    ("priority", pa.int32()), ("precedence", pa.int32()), ("price_source", pa.string()),
+])
+
+
+class PriceOverrideError(ValueError):
+    """A ``--prices`` file that cannot be used; the message names the file, line and fix."""
+
+
+@dataclass(frozen=True)
+class _Row:
+    provider: str
+    price_model: str
+    price_variant: str
+    effective_from: date
+    effective_to: date | None
+    utc_time_from: object
+    utc_time_to: object
+    tier_start_tokens: int
+    prices: tuple
+    priority: int
+    precedence: int
+    price_source: str
+
+
+def catalogue_source() -> str:
+    """Label of the catalogue in use, e.g. ``'genai-prices 0.2.3 (bundled snapshot)'``."""
+    return f"genai-prices {genai_prices.__version__} (bundled snapshot)"
+
+
+def catalogue_table() -> pa.Table:
+    """Every catalogue price as ``core.prices`` rows (see ``sql/schema/22_core_prices.sql``)."""
+    rows: list[_Row] = []
+    source = catalogue_source()
+    for provider in get_snapshot().providers:
+        name = CATALOGUE_TO_PROVIDER.get(provider.id, provider.id)
+        for model in provider.models:
+            rows.extend(_model_rows(name, model, source))
+    return _to_table(rows)
+
+
+def _model_rows(provider: str, model: gp.ModelInfo, source: str) -> list[_Row]:
+    conditionals = model.prices if isinstance(model.prices, list) else [gp.ConditionalPrice(prices=model.prices)]
+    starts = [c.constraint.start_date if isinstance(c.constraint, gp.StartDateConstraint) else EPOCH for c in conditionals]
+    rows = []
+    for index, conditional in enumerate(conditionals):
+        later = [s for s in starts[index + 1:] if s > starts[index]]
+        window = _time_window(conditional.constraint)
+        base = dict(provider=provider, price_model=model.id, effective_to=min(later) if later else None,
+                    utc_time_from=window[0], utc_time_to=window[1], priority=0, price_source=source)
+        rows += _tier_rows(conditional.prices.__dict__, base, "standard", starts[index], index * 1000 + 999)
+        for v_index, variant in enumerate(model.price_variants or []):
+            name = _variant_name(variant.when)
+            if name is None or isinstance(variant.constraint, gp.TimeOfDateConstraint):
+                continue
+            merged = {**conditional.prices.__dict__,
+                      **{k: v for k, v in variant.prices.__dict__.items() if v is not None}}
+            v_start = variant.constraint.start_date if isinstance(variant.constraint, gp.StartDateConstraint) else EPOCH
+            rows += _tier_rows(merged, base, name, max(starts[index], v_start), index * 1000 + 999 - v_index)
+    return rows
+
+
+def _variant_name(when: dict) -> str | None:
+    if when == {"processing": "batch"}:
+        return "batch"
+    tier = when.get("service_tier") if len(when) == 1 else None
+    return tier if tier in {"priority", "flex"} else None
+
+
+def _time_window(constraint) -> tuple:
+    if isinstance(constraint, gp.TimeOfDateConstraint):
+        return constraint.start_time.replace(tzinfo=None), constraint.end_time.replace(tzinfo=None)
+    return None, None
+
+
+def _tier_rows(prices: dict, base: dict, variant: str, effective_from: date, precedence: int) -> list[_Row]:
+    """One row per long-context tier; each class priced as genai-prices would (parent-class inheritance)."""
+    keys = {"input": prices.get("input_mtok"), "cache_read": prices.get("cache_read_mtok"),
+            "cache_write": prices.get("cache_write_mtok"), "cache_write_1h": prices.get("cache_write_1h_mtok"),
+            "output": prices.get("output_mtok")}
+    if keys["input"] is None and keys["output"] is None:
+        return []
+    starts = sorted({0} | {t.start for p in keys.values() if isinstance(p, gp.TieredPrices) for t in p.tiers})
+    rows = []
+    for start in starts:
+        at = {k: _price_at(p, start) for k, p in keys.items()}
+        inp = at["input"]
+        read = at["cache_read"] if at["cache_read"] is not None else inp
+        write = at["cache_write"] if at["cache_write"] is not None else inp
+        write_1h = at["cache_write_1h"] if at["cache_write_1h"] is not None else write
+        rows.append(_Row(price_variant=variant, effective_from=effective_from, tier_start_tokens=start,
+                         prices=(inp, read, write, write_1h, at["output"]), precedence=precedence, **base))
+    return rows
+
+
+def _price_at(price, tier_start: int) -> Decimal | None:
+    """Price of one class for prompts above ``tier_start`` (genai-prices: the tier applies when total > start)."""
+    if price is None:
+        return None
+    applicable = price
+    if isinstance(price, gp.TieredPrices):
+        applicable = price.base
+        for tier in price.tiers:
+            if tier.start <= tier_start:
+                applicable = tier.price
+    # A few catalogue entries carry binary-float noise (0.18000000000000002 for 0.18, all of them
+    # third-party resellers); core.prices keeps 9 decimals (USD 1e-9 per million tokens).
+    return applicable.quantize(PRICE_QUANTUM, rounding=ROUND_HALF_EVEN)
+
+
+def read_overrides(path: Path) -> pa.Table:
+    """Parse a ``--prices`` CSV into ``core.prices`` rows (priority 1: overrides win from their date on).
+
+    Columns, exactly: ``provider,model,effective_from,input_per_mtok,cache_read_per_mtok,
+    cache_write_5m_per_mtok,cache_write_1h_per_mtok,output_per_mtok`` (USD per million tokens;
+    empty cell = not offered). Raises ``PriceOverrideError`` naming the file and line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise PriceOverrideError(f"{path}: price override file not found")
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None or [h.strip() for h in header] != OVERRIDE_COLUMNS:
+            raise PriceOverrideError(f"{path}:1: header must be exactly {','.join(OVERRIDE_COLUMNS)}; got {header}")
+        rows = [_override_row(path, number, record) for number, record in enumerate(reader, start=2)
+                if any(cell.strip() for cell in record)]
+    return _to_table(rows)
+
+
+def _override_row(path: Path, number: int, record: list[str]) -> _Row:
+    where = f"{path}:{number}"
+    if len(record) != len(OVERRIDE_COLUMNS):
+        raise PriceOverrideError(f"{where}: expected {len(OVERRIDE_COLUMNS)} cells, got {len(record)}")
+    cells = dict(zip(OVERRIDE_COLUMNS, (c.strip() for c in record)))
+    provider = normalise_provider(cells["provider"])
+    if not provider or not cells["model"]:
+        raise PriceOverrideError(f"{where}: provider and model are required")
+    try:
+        effective_from = date.fromisoformat(cells["effective_from"]) if cells["effective_from"] else EPOCH
+    except ValueError as exc:
+        raise PriceOverrideError(f"{where}: effective_from {cells['effective_from']!r} is not a YYYY-MM-DD date") from exc
+    prices = []
+    for column in PRICE_COLUMNS:
+        text = cells[column]
+        if not text:
+            prices.append(None)
+            continue
+        try:
+            value = Decimal(text)
+        except InvalidOperation as exc:
+            raise PriceOverrideError(f"{where}: {column} {text!r} is not a number (USD per million tokens)") from exc
+        if not value.is_finite() or value < 0 or value >= Decimal(10) ** 9 or value != value.quantize(PRICE_QUANTUM):
+            raise PriceOverrideError(
+                f"{where}: {column} {text!r} must be a non-negative USD per million tokens below 1e9 with at most 9 decimals")
+        prices.append(value)
+    return _Row(provider=provider, price_model=resolve_price_model(provider, cells["model"]), price_variant="standard",
+                effective_from=effective_from, effective_to=None, utc_time_from=None, utc_time_to=None,
+                tier_start_tokens=0, prices=tuple(prices), priority=1, precedence=effective_from.toordinal(),
+                price_source=f"override {path.name}:{number}")
+
+
+def normalise_provider(name: str | None) -> str | None:
+    """cachemeter provider name for a user-supplied one (aliases: google/vertex -> gemini, aws -> bedrock)."""
+    if name is None:
+        return None
+    lowered = name.strip().lower()
+    return PROVIDER_ALIASES.get(lowered, lowered)
+
+
+@cache
+def resolve_price_model(provider: str | None, model: str | None) -> str | None:
+    """Catalogue model id for a reported model (dated snapshots, Bedrock profile ids), else ``model.lower()``.
+
+    Uses genai-prices' own matching rules for the provider, e.g. ``gpt-4o-2024-08-06`` -> ``gpt-4o`` and
+    ``us.anthropic.claude-sonnet-4-5-20250929-v1:0`` -> ``regional.anthropic.claude-sonnet-4-5-20250929-v1:0``.
+    """
+    if model is None:
+        return None
+    catalogue_provider = PROVIDER_TO_CATALOGUE.get(provider or "", provider)
+    if catalogue_provider:
+        try:
+            found_provider, found_model = get_snapshot().find_provider_model(model, None, catalogue_provider, None)
+            if found_provider.id == catalogue_provider:
+                return found_model.id
+        except LookupError:
+            pass
+    return model.lower()
+
+
+def model_map_table(pairs: list[tuple[str | None, str | None]]) -> pa.Table:
+    """``(provider, model, price_model)`` for each distinct reported pair, for joining in SQL."""
+    return pa.table({
+        "provider": pa.array([p for p, _ in pairs], pa.string()),
+        "model": pa.array([m for _, m in pairs], pa.string()),
+        "price_model": pa.array([resolve_price_model(p, m) for p, m in pairs], pa.string()),
+    })
+
+
+def _to_table(rows: list[_Row]) -> pa.Table:
+    columns: dict[str, list] = {name: [] for name in SCHEMA.names}
+    for row in rows:
+        for name in ("provider", "price_model", "price_variant", "effective_from", "effective_to", "utc_time_from",
+                     "utc_time_to", "tier_start_tokens", "priority", "precedence", "price_source"):
+            columns[name].append(getattr(row, name))
+        for name, value in zip(PRICE_COLUMNS, row.prices):
+            columns[name].append(value)
+    return pa.table(columns, schema=SCHEMA)

@@ -1,0 +1,87 @@
+"""Run cachemeter's assets in-process, the way the CLI does: stage logs, price, then every day present.
+
+``run_pipeline`` sets the ``CACHEMETER_*`` variables, loads the code location's definitions and
+materializes (1) the unpartitioned ingest and pricing assets, then (2) the daily assets over the
+range of UTC days found in the staged logs, as one single-run backfill (assets read the whole
+partition window). Runs are recorded in ``DAGSTER_HOME`` when it is set, else in an ephemeral instance.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import dagster as dg
+
+from pipelines.defs.partitions import PARTITIONS_START
+from pipelines.lib import warehouse
+
+INGEST_KEYS = [["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
+DAILY_KEYS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "cache_alerts"]]
+
+
+class PipelineError(RuntimeError):
+    """A run that could not complete; the message says which step and why."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a run covered: the UTC days rebuilt (first, last; None when the logs held no usage)."""
+
+    first_day: date | None
+    last_day: date | None
+
+
+def configure(logs: Path | None, db: Path, prices: Path | None, follow_symlinks: bool = False) -> None:
+    """Point the definitions at a logs folder, warehouse file and price overrides (via environment)."""
+    if logs is not None:
+        os.environ["CACHEMETER_LOGS"] = str(Path(logs).resolve())
+    os.environ["CACHEMETER_DB"] = str(Path(db).resolve())
+    if prices is not None:
+        os.environ["CACHEMETER_PRICES"] = str(Path(prices).resolve())
+    else:
+        os.environ.pop("CACHEMETER_PRICES", None)
+    os.environ["CACHEMETER_FOLLOW_SYMLINKS"] = "1" if follow_symlinks else "0"
+
+
+def run_pipeline(instance: dg.DagsterInstance | None = None) -> RunResult:
+    """Materialize ingest and pricing, then every day present in the staged logs. Raises ``PipelineError``."""
+    from pipelines.definitions import defs as load_defs
+
+    defs = load_defs()
+    assets = list(defs.assets or [])
+    resources = dict(defs.resources or {})
+    instance = instance or (dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral())
+    quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+    _materialize(assets, resources, INGEST_KEYS, instance, quiet, {}, "ingest and pricing")
+    with warehouse.connect(os.environ["CACHEMETER_DB"]) as conn:
+        first, last = conn.execute("select min(day), max(day) from stage.usage_rows").fetchall()[0]
+    if first is None:
+        return RunResult(None, None)
+    if first < date.fromisoformat(PARTITIONS_START):
+        raise PipelineError(f"the logs hold usage from {first}, before the first partition {PARTITIONS_START}; "
+                            f"set CACHEMETER_PARTITIONS_START={first} and run again")
+    tags = {"dagster/asset_partition_range_start": first.isoformat(),
+            "dagster/asset_partition_range_end": last.isoformat()}
+    _materialize(assets, resources, DAILY_KEYS, instance, quiet, tags, f"days {first} .. {last}")
+    return RunResult(first, last)
+
+
+def _materialize(assets, resources, keys, instance, run_config, tags, what: str) -> None:
+    selection = dg.AssetSelection.assets(*[dg.AssetKey(k) for k in keys])
+    result = dg.materialize(assets, resources=resources, selection=selection, instance=instance,
+                            run_config=run_config, tags=tags, raise_on_error=False)
+    if not result.success:
+        failures = [event for event in result.all_events if event.is_step_failure]
+        detail = _root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"
+        raise PipelineError(f"{what} failed: {detail}")
+
+
+def _root_cause(error) -> str:
+    """The innermost error message of a Dagster step failure (the user's actual exception)."""
+    while getattr(error, "cause", None) is not None:
+        error = error.cause
+    return error.message.strip()

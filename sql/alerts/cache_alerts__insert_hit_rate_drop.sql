@@ -1,0 +1,58 @@
+-- hit_rate_drop: a (provider, model, tenant, app) series whose token hit rate on a day of
+-- [$start, $end) falls at least $min_drop (absolute, 0..1) below its trailing $baseline_days-day
+-- baseline (cache reads / prompt tokens over the preceding days that had traffic), when the day has
+-- at least $min_requests requests and the baseline at least $min_requests requests.
+-- lost_savings_usd = (baseline - observed) x prompt tokens x (input price - cache read price),
+-- from the day's priced rows (ARCHITECTURE section 5). Severity is critical for a drop of
+-- $critical_drop or more.
+insert into marts.cache_alerts
+with
+series_days as (
+    select
+        u.day, u.provider, u.model, u.tenant, u.app,
+        sum(u.request_count) as requests,
+        sum(u.prompt_tokens) as prompt_tokens,
+        sum(u.cache_read_tokens) as cache_read_tokens,
+        sum(usd(u.prompt_tokens, c.input_per_mtok - c.cache_read_per_mtok)) filter (where c.priced) as read_discount_usd
+    from core.usage u
+    join core.usage_costs c using (request_id)
+    where u.day >= $start::date - to_days($baseline_days) and u.day < $end
+    group by all
+),
+with_baseline as (
+    select
+        d.*,
+        d.cache_read_tokens / nullif(d.prompt_tokens, 0) as observed,
+        sum(d.cache_read_tokens) over trailing_days / nullif(sum(d.prompt_tokens) over trailing_days, 0) as baseline,
+        sum(d.requests) over trailing_days as baseline_requests
+    from series_days d
+    window trailing_days as (
+        partition by d.provider, d.model, d.tenant, d.app
+        order by d.day
+        range between to_days($baseline_days) preceding and interval 1 day preceding
+    )
+),
+final as (
+    select
+        md5(concat_ws('|', 'hit_rate_drop', provider, coalesce(model, ''), tenant, app, '', day::varchar)) as alert_id,
+        day,
+        'hit_rate_drop' as rule,
+        case when baseline - observed >= $critical_drop then 'critical' else 'warning' end as severity,
+        provider,
+        model,
+        tenant,
+        app,
+        null::varchar as prefix_family,
+        observed,
+        baseline,
+        cast((baseline - observed)::decimal(18, 9) * read_discount_usd as decimal(38, 15)) as lost_savings_usd,
+        format('{} {} ({}/{}): token hit rate {:.1f}% vs {:.1f}% over the previous {} days; about ${:.2f} of savings lost',
+               provider, coalesce(model, '?'), tenant, app, observed * 100, baseline * 100, $baseline_days,
+               coalesce(((baseline - observed)::decimal(18, 9) * read_discount_usd)::double, 0)) as message
+    from with_baseline
+    where day >= $start and day < $end
+      and requests >= $min_requests
+      and baseline_requests >= $min_requests
+      and baseline - observed >= $min_drop
+)
+select * from final;

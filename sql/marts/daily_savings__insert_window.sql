@@ -1,0 +1,34 @@
+-- Roll core.usage and core.usage_costs up to (day, provider, model, tenant, app) for [$start, $end).
+-- Money sums only priced rows (exact DECIMAL); unpriced requests are counted, not costed at zero.
+insert into marts.daily_savings
+with
+joined as (
+    select u.*, c.priced, c.cost_usd, c.no_cache_cost_usd, c.savings_usd, c.cache_outcome
+    from core.usage u
+    join core.usage_costs c using (request_id)
+    where u.day >= $start and u.day < $end
+),
+final as (
+    select
+        day,
+        provider,
+        model,
+        tenant,
+        app,
+        sum(request_count)::bigint as requests,
+        sum(prompt_tokens)::bigint as prompt_tokens,
+        sum(uncached_input_tokens)::bigint as uncached_input_tokens,
+        sum(cache_read_tokens)::bigint as cache_read_tokens,
+        sum(cache_write_5m_tokens + cache_write_1h_tokens)::bigint as cache_write_tokens,
+        sum(output_tokens)::bigint as output_tokens,
+        sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0) as token_hit_rate,
+        sum(request_count) filter (where cache_outcome = 'hit')
+            / nullif(sum(request_count) filter (where cache_outcome <> 'ineligible'), 0) as request_hit_rate,
+        coalesce(sum(cost_usd), 0)::decimal(38, 15) as cost_usd,
+        coalesce(sum(no_cache_cost_usd), 0)::decimal(38, 15) as no_cache_cost_usd,
+        coalesce(sum(savings_usd), 0)::decimal(38, 15) as savings_usd,
+        coalesce(sum(request_count) filter (where not priced), 0)::bigint as unpriced_requests
+    from joined
+    group by all
+)
+select * from final;
