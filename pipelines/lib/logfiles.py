@@ -34,7 +34,8 @@ import yaml
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
 SOURCE_KEYS = {"provider", "model", "tenant", "app", "trace_start", "block_size_tokens", "cache"}
-CHUNK_BYTES = 32 * 1024 * 1024
+CHUNK_BYTES = 32 * 1024 * 1024  # records per DuckDB batch, by size
+READ_BYTES = 64 * 1024
 
 
 class SourceConfigError(ValueError):
@@ -143,30 +144,38 @@ def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = 
     opener = gzip.open if log.path.name.endswith(".gz") else open
     line_no = 0
     carry = b""
-    first = True
+    numbers: list[int] = []
+    texts: list[str] = []
+    pending = 0
     with opener(log.path, "rb") as handle:
         while True:
             try:
-                block = handle.read(chunk_bytes)
+                # small reads: a stream cut short loses at most this much, not a whole chunk
+                block = handle.read(READ_BYTES)
             except (EOFError, OSError, zlib.error) as exc:
                 unreadable.append(Unreadable(line_no + 1, f"compressed stream is cut short or corrupt after line {line_no} ({exc})",
                                              _excerpt_of_bytes(carry, "truncated stream")))
-                carry = b""
-                block = b""
-            if first and block.startswith(b"\xef\xbb\xbf"):
+                carry, block = b"", b""
+            if line_no == 0 and not numbers and block.startswith(b"\xef\xbb\xbf"):
                 block = block[3:]
-            first = False
             if not block:
                 if carry.strip():
-                    line_no += 1
-                    yield _to_table(*_decode([carry], line_no, unreadable))
+                    more_numbers, more_texts = _decode([carry], line_no + 1, unreadable)
+                    numbers += more_numbers
+                    texts += more_texts
+                if numbers:
+                    yield _to_table(numbers, texts)
                 return
             pieces = (carry + block).split(b"\n")
             carry = pieces.pop()
-            numbers, texts = _decode(pieces, line_no + 1, unreadable)
+            more_numbers, more_texts = _decode(pieces, line_no + 1, unreadable)
             line_no += len(pieces)
-            if numbers:
+            numbers += more_numbers
+            texts += more_texts
+            pending += len(block)
+            if pending >= chunk_bytes:
                 yield _to_table(numbers, texts)
+                numbers, texts, pending = [], [], 0
 
 
 def _decode(pieces: list[bytes], first_line: int, unreadable: list[Unreadable]) -> tuple[list[int], list[str]]:

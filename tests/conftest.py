@@ -1,0 +1,80 @@
+"""Shared test helpers: paths to the team's shared data, log writers and an in-process pipeline run."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import duckdb
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+PRICE_HEADER = ["provider", "model", "effective_from", "input_per_mtok", "cache_read_per_mtok",
+                "cache_write_5m_per_mtok", "cache_write_1h_per_mtok", "output_per_mtok"]
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """The team's shared data folder (../shared beside the repository; CI has it too)."""
+    assert SHARED.is_dir(), f"shared data folder {SHARED} is missing: tests read real data from it"
+    return SHARED
+
+
+def write_jsonl(path: Path, records: Iterable, gz: bool = False) -> Path:
+    """Write records (dicts are JSON-encoded, strings written as-is) one per line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
+    if gz:
+        with gzip.open(path, "wt", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_prices(path: Path, rows: Iterable[dict]) -> Path:
+    """Write a --prices override CSV; missing price keys become empty cells (not offered)."""
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(PRICE_HEADER)
+        for row in rows:
+            writer.writerow([row.get(column, "") for column in PRICE_HEADER])
+    return path
+
+
+def run_pipeline(tmp_path: Path, logs: Path, prices: Path | None = None, follow_symlinks: bool = False) -> Path:
+    """Run the whole pipeline in-process (ephemeral Dagster instance); returns the warehouse path."""
+    import dagster as dg
+
+    from pipelines import runner
+
+    db = tmp_path / "warehouse.duckdb"
+    runner.configure(logs, db, prices, follow_symlinks)
+    runner.run_pipeline(instance=dg.DagsterInstance.ephemeral())
+    return db
+
+
+def query(db: Path, sql: str, params=None) -> list[tuple]:
+    """Rows of a read-only query on a warehouse file."""
+    with duckdb.connect(str(db), read_only=True) as conn:
+        return conn.execute(sql, params or {}).fetchall()
+
+
+TABLES = ["stage.files", "stage.usage_rows", "core.usage", "core.quarantine", "core.prices",
+          "core.cache_minimums", "core.usage_costs", "marts.daily_savings", "marts.cache_alerts"]
+
+
+def snapshot(db: Path) -> dict[str, list[tuple]]:
+    """Every table's rows in a stable order, without wall-clock columns (staged_at, quarantined_at)."""
+    out = {}
+    with duckdb.connect(str(db), read_only=True) as conn:
+        for table in TABLES:
+            columns = [c[0] for c in conn.execute(f"describe {table}").fetchall()
+                       if c[0] not in ("staged_at", "quarantined_at")]
+            out[table] = conn.execute(f"select {', '.join(columns)} from {table} order by all").fetchall()
+    return out

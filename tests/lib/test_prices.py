@@ -1,0 +1,77 @@
+"""Price book building (lib/prices.py): catalogue flattening, overrides, model normalisation."""
+
+from datetime import date
+from decimal import Decimal
+
+import polars as pl
+import pytest
+
+from pipelines.lib import prices
+from tests.conftest import write_prices
+
+
+@pytest.fixture(scope="module")
+def catalogue() -> pl.DataFrame:
+    return pl.from_arrow(prices.catalogue_table())
+
+
+def test_catalogue_has_cache_read_and_1h_write_tiers_for_claude_sonnet_4_5(catalogue):
+    # Anthropic pricing page, Claude Sonnet 4.5: $3 input, $0.30 read, $3.75 5m write, $6 1h write, $15 output
+    rows = catalogue.filter((pl.col("provider") == "anthropic") & (pl.col("price_model") == "claude-sonnet-4-5")
+                            & (pl.col("price_variant") == "standard")).sort("tier_start_tokens")
+    base, long = rows.row(0, named=True), rows.row(1, named=True)
+    assert (base["input_per_mtok"], base["cache_read_per_mtok"], base["cache_write_5m_per_mtok"],
+            base["cache_write_1h_per_mtok"], base["output_per_mtok"]) == tuple(
+        Decimal(x) for x in ("3", "0.3", "3.75", "6", "15"))
+    assert long["tier_start_tokens"] == 200_000 and long["input_per_mtok"] == Decimal("6")
+
+
+def test_missing_cache_prices_inherit_the_parent_rate_like_genai_prices(catalogue):
+    # gpt-4o has no cache-write price in the catalogue: writes bill at the input rate (genai-prices inheritance)
+    row = catalogue.filter((pl.col("provider") == "openai") & (pl.col("price_model") == "gpt-4o")
+                           & (pl.col("price_variant") == "standard")).row(0, named=True)
+    assert row["cache_write_5m_per_mtok"] == row["input_per_mtok"] == Decimal("2.5")
+    assert row["cache_read_per_mtok"] == Decimal("1.25")
+
+
+def test_time_of_day_prices_keep_their_utc_window(catalogue):
+    windows = catalogue.filter((pl.col("provider") == "deepseek") & (pl.col("price_model") == "deepseek-chat")
+                               & pl.col("utc_time_from").is_not_null())
+    assert windows.height >= 1
+
+
+@pytest.mark.parametrize("provider, model, expected", [
+    ("openai", "gpt-4o-2024-08-06", "gpt-4o"),
+    ("bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "regional.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+    ("bedrock", "global.anthropic.claude-sonnet-4-5-20250929-v1:0", "global.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+    ("gemini", "gemini-2.5-flash", "gemini-2.5-flash"),
+    ("self_hosted", "Kimi-K2", "kimi-k2"),
+    ("openai", "my-private-finetune", "my-private-finetune"),
+])
+def test_reported_models_resolve_to_catalogue_ids(provider, model, expected):
+    assert prices.resolve_price_model(provider, model) == expected
+
+
+def test_override_file_parses_exact_decimals_and_empty_cells(tmp_path):
+    path = write_prices(tmp_path / "p.csv", [{"provider": "google", "model": "gemini-2.5-flash", "effective_from": "2026-01-01",
+                                              "input_per_mtok": "0.30", "cache_read_per_mtok": "0.075", "output_per_mtok": "2.5"}])
+    row = pl.from_arrow(prices.read_overrides(path)).row(0, named=True)
+    assert row["provider"] == "gemini" and row["price_model"] == "gemini-2.5-flash"
+    assert row["effective_from"] == date(2026, 1, 1) and row["priority"] == 1
+    assert row["cache_read_per_mtok"] == Decimal("0.075") and row["cache_write_5m_per_mtok"] is None
+
+
+@pytest.mark.parametrize("content, message", [
+    ("provider,model\nopenai,gpt-4o\n", "header must be exactly"),
+    ("provider,model,effective_from,input_per_mtok,cache_read_per_mtok,cache_write_5m_per_mtok,cache_write_1h_per_mtok,"
+     "output_per_mtok\nopenai,gpt-4o,2026-01-01,abc,,,,\n", r"p.csv:2: input_per_mtok 'abc' is not a number"),
+    ("provider,model,effective_from,input_per_mtok,cache_read_per_mtok,cache_write_5m_per_mtok,cache_write_1h_per_mtok,"
+     "output_per_mtok\nopenai,gpt-4o,yesterday,1,,,,\n", "is not a YYYY-MM-DD date"),
+    ("provider,model,effective_from,input_per_mtok,cache_read_per_mtok,cache_write_5m_per_mtok,cache_write_1h_per_mtok,"
+     "output_per_mtok\nopenai,gpt-4o,2026-01-01,-1,,,,\n", "non-negative"),
+])
+def test_bad_override_files_name_the_file_line_and_fix(tmp_path, content, message):
+    path = tmp_path / "p.csv"
+    path.write_text(content)
+    with pytest.raises(prices.PriceOverrideError, match=message):
+        prices.read_overrides(path)

@@ -1,0 +1,251 @@
+"""Adapters and quarantine (sql/ingest/*.sql through lib/ingest.py) on real and hand-made records."""
+
+import gzip
+import json
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+import yaml
+
+from pipelines.lib import ingest, warehouse
+from tests.conftest import write_jsonl
+
+TS = "2026-11-20T10:00:00Z"
+
+
+def stage(tmp_path: Path, logs: Path):
+    conn = warehouse.connect(tmp_path / "w.duckdb")
+    results = ingest.stage_logs(conn, logs)
+    return conn, results
+
+
+def rows(conn, sql):
+    return conn.execute(sql).fetchall()
+
+
+# ---- real provider payloads: pydantic-ai VCR cassettes ---------------------------------------
+
+HOSTS = {"api.openai.com": "openai", "api.anthropic.com": "anthropic", "api.deepseek.com": "deepseek",
+         "generativelanguage.googleapis.com": "gemini", "bedrock-runtime": "bedrock"}
+GENERATION_PATHS = ("/chat/completions", "/responses", "/messages", ":generateContent", "/converse")
+
+
+def cassette_generations(shared: Path) -> list[tuple[str, str, str | None, dict]]:
+    """(cassette, provider, model from URI, response body) of every generation call of the five providers."""
+    out = []
+    for path in sorted((shared / "data" / "pydantic_ai_cache_cassettes").glob("*.yaml")):
+        for interaction in yaml.safe_load(path.read_text())["interactions"]:
+            uri = interaction["request"]["uri"]
+            provider = next((p for host, p in HOSTS.items() if host in uri), None)
+            body = interaction["response"].get("parsed_body")
+            if provider and isinstance(body, dict) and any(p in uri.split("?")[0] for p in GENERATION_PATHS):
+                model = unquote(uri.split("/model/")[1].split("/")[0]) if "/model/" in uri else None
+                out.append((path.name, provider, model, body))
+    return out
+
+
+def expected_classes(provider: str, body: dict) -> tuple[int, int, int, int, int, int]:
+    """Independent oracle from reference/providers.md section 0: (prompt, uncached, read, write 5m, write 1h, output)."""
+    if provider == "anthropic":
+        u = body["usage"]
+        split = u.get("cache_creation") or {}
+        w5 = split.get("ephemeral_5m_input_tokens", u.get("cache_creation_input_tokens", 0))
+        w1 = split.get("ephemeral_1h_input_tokens", 0)
+        read = u.get("cache_read_input_tokens", 0)
+        return u["input_tokens"] + read + w5 + w1, u["input_tokens"], read, w5, w1, u["output_tokens"]
+    if provider == "bedrock":
+        u = body["usage"]
+        read, write = u.get("cacheReadInputTokens", 0), u.get("cacheWriteInputTokens", 0)
+        return u["inputTokens"] + read + write, u["inputTokens"], read, write, 0, u["outputTokens"]
+    if provider == "gemini":
+        m = body["usageMetadata"]
+        read = m.get("cachedContentTokenCount", 0)
+        return (m["promptTokenCount"], m["promptTokenCount"] - read, read, 0, 0,
+                m.get("candidatesTokenCount", 0) + m.get("thoughtsTokenCount", 0))
+    u = body["usage"]
+    if "input_tokens" in u:  # OpenAI Responses
+        details = u.get("input_tokens_details") or {}
+        read, write = details.get("cached_tokens", 0), details.get("cache_write_tokens", 0)
+        return u["input_tokens"], u["input_tokens"] - read - write, read, write, 0, u["output_tokens"]
+    details = u.get("prompt_tokens_details") or {}
+    read = details.get("cached_tokens", u.get("prompt_cache_hit_tokens", 0))
+    write = details.get("cache_write_tokens", 0)
+    return u["prompt_tokens"], u["prompt_tokens"] - read - write, read, write, 0, u["completion_tokens"]
+
+
+def test_every_cassette_generation_lands_with_the_right_token_classes(tmp_path, shared):
+    generations = cassette_generations(shared)
+    providers = {g[1] for g in generations}
+    assert providers == {"openai", "anthropic", "bedrock", "gemini", "deepseek"}
+    envelopes = [{"ts": TS, "provider": provider, "model": model, "request_id": f"cassette-{i}", "response": body}
+                 for i, (_, provider, model, body) in enumerate(generations)]
+    write_jsonl(tmp_path / "logs" / "cassettes.jsonl", envelopes)
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert results[0].rows_in == len(generations) == results[0].rows_accepted
+    got = {r[0]: r[1:] for r in rows(conn, "select request_id, prompt_tokens, uncached_input_tokens, cache_read_tokens, "
+                                           "cache_write_5m_tokens, cache_write_1h_tokens, output_tokens from stage.usage_rows")}
+    for i, (_, provider, _, body) in enumerate(generations):
+        assert got[f"cassette-{i}"] == expected_classes(provider, body), (provider, body.get("usage") or body.get("usageMetadata"))
+
+
+def test_cassette_spot_values_from_the_recordings(tmp_path, shared):
+    # Values read off the recordings themselves (pydantic-ai cassettes, ../shared/data/pydantic_ai_cache_cassettes)
+    generations = cassette_generations(shared)
+    write_jsonl(tmp_path / "logs" / "c.jsonl", [{"ts": TS, "provider": p, "model": m, "response": b}
+                                                 for _, p, m, b in generations])
+    conn, _ = stage(tmp_path, tmp_path / "logs")
+    by_format = rows(conn, "select source_format, provider, model, prompt_tokens, uncached_input_tokens, cache_read_tokens, "
+                           "cache_write_5m_tokens, output_tokens, reasoning_tokens from stage.usage_rows order by source_file, source_line")
+    # OpenAI chat, second call: 4,020 prompt tokens of which 4,012 cached -> 8 uncached
+    assert ("openai_chat", "openai", 4020, 8, 4012, 0) in [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in by_format]
+    # Anthropic, second call of test_anthropic_cache_real_api: 3 uncached + 1,111 read + 418 written (5m) = 1,532
+    assert ("anthropic_messages", 1532, 3, 1111, 418, 33) in [(r[0], r[3], r[4], r[5], r[6], r[7]) for r in by_format]
+    # Bedrock Converse: model from the URI (inference profile), 2 uncached + 1,322 written
+    assert ("bedrock_converse", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", 1324, 2, 0, 1322) in [
+        (r[0], r[2], r[3], r[4], r[5], r[6]) for r in by_format]
+    # Gemini: thoughts (42) are billed output beside candidates (2)
+    assert ("gemini_generate_content", 3520, 8, 3512, 44, 42) in [(r[0], r[3], r[4], r[5], r[7], r[8]) for r in by_format]
+    # DeepSeek: prompt_cache_hit_tokens 512 of 563
+    assert ("deepseek_chat", 563, 51, 512, 116, 60) in [(r[0], r[3], r[4], r[5], r[7], r[8]) for r in by_format]
+
+
+# ---- envelopes, raw bodies and source.yaml defaults --------------------------------------------
+
+def test_raw_bodies_with_their_own_time_need_no_envelope_and_envelope_ts_wins(tmp_path):
+    chat = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1764000000, "model": "gpt-4.1",
+            "usage": {"prompt_tokens": 100, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 64}}}
+    wrapped = {"ts": 1764100000, "provider": "azure", "tenant": "t1", "app": "a1", "response": {**chat, "id": "chatcmpl-2"}}
+    write_jsonl(tmp_path / "logs" / "x.jsonl", [chat, wrapped])
+    conn, _ = stage(tmp_path, tmp_path / "logs")
+    got = rows(conn, "select request_id, epoch(ts)::bigint, provider, tenant, app, uncached_input_tokens from stage.usage_rows order by 1")
+    assert got == [("chatcmpl-1", 1764000000, "openai", "default", "default", 36),
+                   ("chatcmpl-2", 1764100000, "azure", "t1", "a1", 36)]
+
+
+def test_source_yaml_supplies_defaults_and_provider_aliases_are_accepted(tmp_path):
+    logs = tmp_path / "logs" / "bedrock"
+    logs.mkdir(parents=True)
+    (logs / "source.yaml").write_text("provider: aws\nmodel: us.anthropic.claude-sonnet-4-5-20250929-v1:0\ntenant: acme\n")
+    body = {"usage": {"inputTokens": 10, "cacheReadInputTokens": 90, "cacheWriteInputTokens": 0, "outputTokens": 3}}
+    write_jsonl(logs / "b.jsonl", [{"ts": "2026-11-20T10:00:00+02:00", "app": "agent", "response": body},
+                                   {"ts": TS, "provider": "vertex", "model": "gemini-2.5-flash",
+                                    "response": {"usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1}}}])
+    conn, _ = stage(tmp_path, tmp_path / "logs")
+    assert rows(conn, "select provider, model, tenant, app, prompt_tokens, hour(ts) from stage.usage_rows order by provider") == [
+        ("bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "acme", "agent", 100, 8),
+        ("gemini", "gemini-2.5-flash", "acme", "default", 10, 10)]
+
+
+def test_json_array_files_and_gzip_files_are_read(tmp_path):
+    body = {"type": "message", "id": "msg_a", "model": "claude-sonnet-4-5",
+            "usage": {"input_tokens": 5, "cache_read_input_tokens": 0, "output_tokens": 1}}
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.json").write_text(json.dumps([{"ts": TS, "response": body},
+                                                          {"ts": TS, "response": {**body, "id": "msg_b"}}]))
+    write_jsonl(tmp_path / "logs" / "b.jsonl.gz", [{"ts": TS, "response": {**body, "id": "msg_c"}}], gz=True)
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert [(r.source_file, r.rows_in, r.rows_accepted) for r in results] == [("a.json", 2, 2), ("b.jsonl.gz", 1, 1)]
+
+
+# ---- bad input: quarantined with a reason, the rest of the file goes on -------------------------
+
+GOOD = {"ts": TS, "provider": "openai", "model": "gpt-4.1",
+        "response": {"usage": {"prompt_tokens": 2000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 1024}}}}
+
+
+def with_usage(**usage):
+    return {**GOOD, "response": {"usage": {**GOOD["response"]["usage"], **usage}}}
+
+
+BAD_LINES = [
+    ('{"ts": "2026-11-20T10:00:00Z", "response": {"usage": {"prompt_tokens": 12', "malformed JSON"),
+    (json.dumps({k: v for k, v in GOOD.items() if k != "ts"}), "no timestamp"),
+    (json.dumps({**GOOD, "ts": "last tuesday"}), "unparseable timestamp"),
+    (json.dumps(with_usage(prompt_tokens_details={"cached_tokens": 2500})), "cache tokens exceed prompt"),
+    (json.dumps(with_usage(completion_tokens=-3)), "negative token count: output tokens = -3"),
+    (json.dumps(with_usage(prompt_tokens=12.5)), "non-integer token count: prompt tokens = 12.5"),
+    (json.dumps(with_usage(prompt_tokens="2000")), "prompt tokens is a string"),
+    (json.dumps({**GOOD, "response": {"choices": []}}), "unknown shape"),
+    (json.dumps({**GOOD, "provider": "acme-llm"}), "unknown provider 'acme-llm'"),
+    ("[1, 2, 3]", "record is JSON array, not an object"),
+]
+
+
+def test_bad_lines_are_quarantined_with_specific_reasons_and_the_rest_is_kept(tmp_path):
+    lines = [json.dumps({**GOOD, "request_id": "first"})] + [line for line, _ in BAD_LINES] + [json.dumps({**GOOD, "request_id": "last"})]
+    write_jsonl(tmp_path / "logs" / "mixed.jsonl", lines)
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    result = results[0]
+    assert (result.rows_in, result.rows_accepted, result.rows_quarantined) == (12, 2, 10)
+    reasons = dict(rows(conn, "select source_line, reason from core.quarantine"))
+    for offset, (_, expected) in enumerate(BAD_LINES, start=2):
+        assert expected in reasons[offset], (offset, reasons[offset])
+    assert rows(conn, "select request_id from stage.usage_rows order by source_line") == [("first",), ("last",)]
+
+
+def test_quarantine_excerpts_never_hold_prompt_or_completion_text(tmp_path):
+    secret = "SECRET-PLANTED-IN-THE-PROMPT-7f3a"
+    bad = {**with_usage(prompt_tokens_details={"cached_tokens": 9999}),
+           "request": {"messages": [{"role": "system", "content": secret}]}}
+    bad["response"]["choices"] = [{"message": {"content": secret}}]
+    unparseable = '{"request": {"messages": [{"content": "' + secret + '"}]}, "response": '
+    write_jsonl(tmp_path / "logs" / "s.jsonl", [json.dumps(bad), unparseable])
+    conn, _ = stage(tmp_path, tmp_path / "logs")
+    excerpts = [r[0] for r in rows(conn, "select raw_excerpt from core.quarantine")]
+    assert len(excerpts) == 2 and all(secret not in e for e in excerpts)
+    conn.close()
+    assert secret.encode() not in (tmp_path / "w.duckdb").read_bytes()
+
+
+def test_anthropic_write_split_that_does_not_add_up_is_quarantined_not_clamped(tmp_path):
+    body = {"type": "message", "usage": {"input_tokens": 5, "cache_creation_input_tokens": 100, "output_tokens": 1,
+                                         "cache_creation": {"ephemeral_5m_input_tokens": 30, "ephemeral_1h_input_tokens": 30}}}
+    write_jsonl(tmp_path / "logs" / "a.jsonl", [{"ts": TS, "response": body}])
+    conn, _ = stage(tmp_path, tmp_path / "logs")
+    assert "does not equal cache_creation_input_tokens 100" in rows(conn, "select reason from core.quarantine")[0][0]
+
+
+def test_duplicate_request_ids_across_files_count_once(tmp_path):
+    write_jsonl(tmp_path / "logs" / "a.jsonl", [{**GOOD, "request_id": "dup"}])
+    write_jsonl(tmp_path / "logs" / "b.jsonl", [{**GOOD, "request_id": "dup"}, {**GOOD, "request_id": "other"}])
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert [(r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results] == [(1, 1, 0), (2, 1, 1)]
+    assert rows(conn, "select reason from core.quarantine") == [("duplicate request_id dup (first seen in a.jsonl:1)",)]
+
+
+def test_unchanged_files_are_skipped_and_changed_files_replace_their_rows(tmp_path):
+    path = write_jsonl(tmp_path / "logs" / "a.jsonl", [{**GOOD, "request_id": "r1"}])
+    conn, _ = stage(tmp_path, tmp_path / "logs")
+    again = ingest.stage_logs(conn, tmp_path / "logs")
+    assert again[0].skipped
+    write_jsonl(path, [{**GOOD, "request_id": "r1"}, {**GOOD, "request_id": "r2"}])
+    ingest.stage_logs(conn, tmp_path / "logs")
+    assert rows(conn, "select request_id from stage.usage_rows order by 1") == [("r1",), ("r2",)]
+
+
+def test_truncated_gzip_keeps_what_was_read_and_quarantines_the_tail(tmp_path):
+    path = write_jsonl(tmp_path / "logs" / "cut.jsonl.gz", [{**GOOD, "request_id": f"r{i}"} for i in range(2000)], gz=True)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    result = results[0]
+    assert result.rows_quarantined >= 1 and result.rows_accepted > 0
+    assert result.rows_in == result.rows_accepted + result.rows_quarantined
+    assert any("cut short" in r[0] or "malformed JSON" in r[0] for r in rows(conn, "select reason from core.quarantine"))
+    assert gzip  # the module under test reads .gz with the standard library
+
+
+def test_relative_trace_without_trace_start_is_quarantined_with_the_fix(tmp_path):
+    write_jsonl(tmp_path / "logs" / "t.jsonl", [{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}])
+    conn, _ = stage(tmp_path, tmp_path / "logs")
+    assert "source.yaml sets no trace_start" in rows(conn, "select reason from core.quarantine")[0][0]
+
+
+def test_symlinks_leaving_the_logs_folder_are_not_followed_unless_asked(tmp_path):
+    outside = write_jsonl(tmp_path / "elsewhere" / "o.jsonl", [GOOD])
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "link.jsonl").symlink_to(outside)
+    conn = warehouse.connect(tmp_path / "w.duckdb")
+    assert ingest.stage_logs(conn, tmp_path / "logs") == []
+    assert len(ingest.stage_logs(conn, tmp_path / "logs", follow_symlinks=True)) == 1
