@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import dagster as dg
 import duckdb
@@ -23,7 +24,9 @@ def warehouse_connection(resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyCo
 @dg.definitions
 def resources() -> dg.Definitions:
     """Register the warehouse and settings; both read ``CACHEMETER_*`` variables when loaded."""
+    database = Path(database_path())
+    database.parent.mkdir(parents=True, exist_ok=True)  # DuckDB creates the file, not its folder
     return dg.Definitions(resources={
-        "duckdb": DuckDBResource(database=database_path()),
+        "duckdb": DuckDBResource(database=str(database)),
         "settings": CachemeterSettings.from_env(),
     })
