@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -12,7 +13,8 @@ import duckdb
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+# the team's shared data sits beside the repository (CI too); CACHEMETER_SHARED_DIR points elsewhere
+SHARED = Path(os.environ.get("CACHEMETER_SHARED_DIR", REPO.parent / "shared"))
 
 PRICE_HEADER = ["provider", "model", "effective_from", "input_per_mtok", "cache_read_per_mtok",
                 "cache_write_5m_per_mtok", "cache_write_1h_per_mtok", "output_per_mtok"]

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from pipelines.lib import cache_models
 from pipelines.lib.logfiles import LogFile, Unreadable, discover, malformed_json_excerpt, read_records
 from pipelines.lib.sql import statement
+from pipelines.lib.warehouse import transaction
 
 DEFAULT_BLOCK_SIZE = 512  # tokens per block in Mooncake traces (FAST'25 trace README)
 
@@ -91,8 +92,7 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile) -> FileResult:
     _replay_traces(conn, params["block_size"])
 
     file_param = {"source_file": log.relative}
-    conn.execute("begin transaction")
-    try:
+    with transaction(conn):
         conn.execute(statement("ingest/usage_rows__delete_file"), file_param)
         conn.execute(statement("ingest/quarantine__delete_file"), file_param)
         conn.execute(statement("ingest/files__delete"), file_param)
@@ -101,10 +101,6 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile) -> FileResult:
         conn.execute(statement("ingest/quarantine__insert_file"), file_param)
         conn.execute(statement("ingest/files__insert"),
                      {**file_param, "size_bytes": size_bytes, "mtime_ns": mtime_ns})
-        conn.execute("commit")
-    except Exception:
-        conn.execute("rollback")
-        raise
     rows_in, accepted, quarantined = conn.execute(
         "select rows_in, rows_accepted, rows_quarantined from stage.files where source_file = $source_file",
         file_param).fetchall()[0]

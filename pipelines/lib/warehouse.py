@@ -7,6 +7,8 @@ so that ``TIMESTAMPTZ`` values and day boundaries are UTC whatever the machine's
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -27,7 +29,7 @@ def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 def connect(db_path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open ``db_path`` (created with its folder when writable) and prepare it.
 
-    Read-only connections only get ``TimeZone = 'UTC'``; raises ``FileNotFoundError`` when a
+    Read-only connections get ``TimeZone = 'UTC'`` and no access outside the file; raises ``FileNotFoundError`` when a
     read-only open targets a file that does not exist yet.
     """
     path = Path(db_path)
@@ -36,6 +38,25 @@ def connect(db_path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConn
             raise FileNotFoundError(f"warehouse {path} does not exist yet: run `cachemeter run` first")
         conn = duckdb.connect(str(path), read_only=True)
         conn.execute("SET TimeZone = 'UTC'")
+        # ad-hoc SQL reads the warehouse only: no ATTACH, COPY TO, file readers or extension installs,
+        # and the setting cannot be switched back on in the session
+        conn.execute("SET enable_external_access = false")
+        conn.execute("SET lock_configuration = true")
         return conn
     path.parent.mkdir(parents=True, exist_ok=True)
     return prepare(duckdb.connect(str(path)))
+
+
+@contextmanager
+def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Run the block in one transaction: commit at the end, roll back and re-raise on any error.
+
+    One transaction per partition or file write means readers never see half of it.
+    """
+    conn.execute("begin transaction")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("rollback")
+        raise
+    conn.execute("commit")

@@ -4,29 +4,18 @@
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from pipelines.defs.partitions import daily_partitions, window_params
+from pipelines.defs.daily import daily_asset, replace_window
+from pipelines.defs.partitions import window_params
 from pipelines.defs.pricing.assets import CACHE_MINIMUMS, PRICES
 from pipelines.defs.resources import warehouse_connection
-from pipelines.lib.sql import statement
 
 
-@dg.asset(
-    key=["core", "usage_costs"],
-    deps=[dg.AssetKey(["core", "usage"]), PRICES, CACHE_MINIMUMS],
-    partitions_def=daily_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name="core",
-    kinds={"duckdb"},
-    pool="duckdb",
-)
+@daily_asset(["core", "usage_costs"], deps=[dg.AssetKey(["core", "usage"]), PRICES, CACHE_MINIMUMS], group_name="core")
 def core_usage_costs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     """Price the window's usage rows set-wise (``sql/costs/usage_costs__insert_window.sql``); USD DECIMAL."""
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
-        conn.execute("begin transaction")
-        conn.execute(statement("costs/usage_costs__delete_window"), params)
-        conn.execute(statement("costs/usage_costs__insert_window"), params)
-        conn.execute("commit")
+        replace_window(conn, "costs/usage_costs__delete_window", "costs/usage_costs__insert_window", params)
         rows, unpriced, cost, savings = conn.execute(
             "select count(*), count(*) filter (where not priced), coalesce(sum(cost_usd), 0), "
             "coalesce(sum(savings_usd), 0) from core.usage_costs where day >= $start and day < $end",

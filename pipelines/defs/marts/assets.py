@@ -4,28 +4,18 @@
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from pipelines.defs.partitions import daily_partitions, window_params
+from pipelines.defs.daily import daily_asset, replace_window
+from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
-from pipelines.lib.sql import statement
 
 
-@dg.asset(
-    key=["marts", "daily_savings"],
-    deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],
-    partitions_def=daily_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name="marts",
-    kinds={"duckdb"},
-    pool="duckdb",
-)
+@daily_asset(["marts", "daily_savings"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],
+             group_name="marts")
 def daily_savings(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     """Rebuild the window's rows of ``marts.daily_savings``; metadata previews the window's totals."""
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
-        conn.execute("begin transaction")
-        conn.execute(statement("marts/daily_savings__delete_window"), params)
-        conn.execute(statement("marts/daily_savings__insert_window"), params)
-        conn.execute("commit")
+        replace_window(conn, "marts/daily_savings__delete_window", "marts/daily_savings__insert_window", params)
         preview = conn.execute(
             "select day, sum(requests), sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0), sum(cost_usd), "
             "sum(no_cache_cost_usd), sum(savings_usd) from marts.daily_savings "

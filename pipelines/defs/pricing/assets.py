@@ -11,6 +11,7 @@ from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import prices
 from pipelines.lib.sql import statement
+from pipelines.lib.warehouse import transaction
 
 PRICES = dg.AssetKey(["core", "prices"])
 CACHE_MINIMUMS = dg.AssetKey(["core", "cache_minimums"])
@@ -37,13 +38,14 @@ def price_book(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settin
         table = pa.concat_tables([table, overrides])
     with warehouse_connection(duckdb) as conn:
         conn.register("prices_in", table)
-        conn.execute("begin transaction")
-        conn.execute(statement("pricing/prices__delete"))
-        conn.execute(statement("pricing/prices__insert"))
-        conn.execute(statement("pricing/cache_minimums__delete"))
-        conn.execute(statement("pricing/cache_minimums__insert"), {"path": str(CACHE_MINIMUMS_CSV)})
-        conn.execute("commit")
-        conn.unregister("prices_in")
+        try:
+            with transaction(conn):
+                conn.execute(statement("pricing/prices__delete"))
+                conn.execute(statement("pricing/prices__insert"))
+                conn.execute(statement("pricing/cache_minimums__delete"))
+                conn.execute(statement("pricing/cache_minimums__insert"), {"path": str(CACHE_MINIMUMS_CSV)})
+        finally:
+            conn.unregister("prices_in")
         minimums = conn.execute("select count(*) from core.cache_minimums").fetchall()[0][0]
     yield dg.MaterializeResult(asset_key=PRICES, metadata={
         "dagster/row_count": table.num_rows, "catalogue": prices.catalogue_source(),

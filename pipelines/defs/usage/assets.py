@@ -5,21 +5,14 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.ingest.assets import STAGED_USAGE
-from pipelines.defs.partitions import daily_partitions, window_params
+from pipelines.defs.daily import daily_asset, replace_window
+from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.lib import prices
 from pipelines.lib.sql import statement
 
 
-@dg.asset(
-    key=["core", "usage"],
-    deps=[STAGED_USAGE],
-    partitions_def=daily_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name="core",
-    kinds={"duckdb"},
-    pool="duckdb",
-)
+@daily_asset(["core", "usage"], deps=[STAGED_USAGE], group_name="core")
 def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     """Replace the window's rows of ``core.usage`` from ``stage.usage_rows`` (one transaction).
 
@@ -30,11 +23,10 @@ def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.
     with warehouse_connection(duckdb) as conn:
         pairs = conn.execute(statement("core/usage__models_in_window"), params).fetchall()
         conn.register("model_map", prices.model_map_table(pairs))
-        conn.execute("begin transaction")
-        conn.execute(statement("core/usage__delete_window"), params)
-        conn.execute(statement("core/usage__insert_window"), params)
-        conn.execute("commit")
-        conn.unregister("model_map")
+        try:
+            replace_window(conn, "core/usage__delete_window", "core/usage__insert_window", params)
+        finally:
+            conn.unregister("model_map")
         rows, requests = conn.execute(
             "select count(*), coalesce(sum(request_count), 0) from core.usage where day >= $start and day < $end",
             params).fetchall()[0]
