@@ -44,6 +44,11 @@ def test_sql_answers_read_only_and_refuses_writes(tmp_path):
     assert json.loads(done.stdout) == [{"n": 10, "q": 4}]
     refused = cachemeter("sql", "delete from core.usage", "--db", str(db), cwd=tmp_path)
     assert refused.returncode == 1 and "read-only" in refused.stderr.lower()
+    for statement in (f"attach '{tmp_path / 'other.duckdb'}' as other", f"copy (select 1) to '{tmp_path / 'out.csv'}'",
+                      "set enable_external_access = true"):
+        refused = cachemeter("sql", statement, "--db", str(db), cwd=tmp_path)
+        assert refused.returncode == 1, statement
+    assert not (tmp_path / "other.duckdb").exists() and not (tmp_path / "out.csv").exists()
     assert query(db, "select count(*) from core.usage")[0][0] > 5000
 
 
