@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import shutil
 import sys
 from decimal import Decimal
 from enum import Enum
@@ -113,10 +114,21 @@ def _cell(value) -> str:
 
 
 def _usd(value: Decimal | None) -> str:
-    """USD for display: cents from $1 up, four decimals below (stored values stay exact)."""
+    """USD for display: cents, four decimals below one cent (stored values stay exact)."""
     if value is None:
         return "-"
-    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.4f}"
+    return f"${value:,.4f}" if 0 < abs(value) < Decimal("0.01") else f"${value:,.2f}"
+
+
+def _invoked_as() -> str:
+    """How the user started this command (``.venv/bin/cachemeter`` when the venv is not activated)."""
+    argv0 = Path(sys.argv[0])
+    if argv0.name != "cachemeter" or shutil.which("cachemeter") == str(argv0.resolve()):
+        return "cachemeter"
+    try:
+        return str(argv0.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(argv0)
 
 
 def _print_summary(db: Path, result) -> None:
@@ -153,8 +165,11 @@ def _print_summary(db: Path, result) -> None:
             colour = "red" if severity == "critical" else "yellow"
             console.print(f"  [{colour}]{severity}[/{colour}] {day}: {message}")
     if result.first_day is None:
-        console.print("[yellow]No usage rows were found in the logs.[/yellow]")
-    console.print(f"Warehouse: {db}   try: cachemeter sql \"select * from marts.daily_savings order by day\" --db {db}")
+        rejected = sum(f[3] for f in files)
+        console.print(f"[yellow]No usage rows were accepted: {rejected:,} record(s) quarantined (reasons above), "
+                      "0 accepted.[/yellow]" if rejected else "[yellow]No log records were found.[/yellow]")
+    command = _invoked_as()
+    console.print(f"Warehouse: {db}   try: {command} sql \"select * from marts.daily_savings order by day\" --db {db}")
 
 
 def main() -> None:

@@ -43,20 +43,24 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
                on_file: Callable[[LogFile, int, int], None] | None = None) -> list[FileResult]:
     """Stage every new or changed log file under ``root``; returns one ``FileResult`` per file found.
 
+    A file is unchanged when its size, mtime and the ``source.yaml`` defaults that apply to it all
+    match the manifest; editing a ``source.yaml`` re-stages the files beneath it.
+
     ``on_file(log, index, total)`` is called before each file (for progress display). Raises
     ``FileNotFoundError`` for a missing ``root`` and ``logfiles.SourceConfigError`` for a bad
     ``source.yaml``; problems inside a file never raise, they become quarantine rows.
     """
     logs = discover(root, follow_symlinks=follow_symlinks)
     known = {row[0]: row[1:] for row in conn.execute(
-        "select source_file, size_bytes, mtime_ns, rows_in, rows_accepted, rows_quarantined from stage.files").fetchall()}
+        "select source_file, size_bytes, mtime_ns, defaults_sha, rows_in, rows_accepted, rows_quarantined "
+        "from stage.files").fetchall()}
     results = []
     for index, log in enumerate(logs):
         if on_file:
             on_file(log, index, len(logs))
         previous = known.get(log.relative)
-        if previous and previous[0] == log.size_bytes and previous[1] == log.mtime_ns:
-            results.append(FileResult(log.relative, *previous[2:], skipped=True))
+        if previous and previous[:3] == (log.size_bytes, log.mtime_ns, log.defaults_sha):
+            results.append(FileResult(log.relative, *previous[3:], skipped=True))
             continue
         results.append(stage_file(conn, log))
     return results
@@ -100,7 +104,7 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile) -> FileResult:
         conn.execute(statement("ingest/usage_rows__insert_file"), file_param)
         conn.execute(statement("ingest/quarantine__insert_file"), file_param)
         conn.execute(statement("ingest/files__insert"),
-                     {**file_param, "size_bytes": size_bytes, "mtime_ns": mtime_ns})
+                     {**file_param, "size_bytes": size_bytes, "mtime_ns": mtime_ns, "defaults_sha": log.defaults_sha})
     rows_in, accepted, quarantined = conn.execute(
         "select rows_in, rows_accepted, rows_quarantined from stage.files where source_file = $source_file",
         file_param).fetchall()[0]

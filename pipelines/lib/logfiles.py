@@ -58,6 +58,11 @@ class LogFile:
     def mtime_ns(self) -> int:
         return self.path.stat().st_mtime_ns
 
+    @property
+    def defaults_sha(self) -> str:
+        """Hash of the folder defaults that apply, so an edited ``source.yaml`` re-stages the file."""
+        return hashlib.sha256(json.dumps(self.defaults, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
 
 @dataclass
 class Unreadable:

@@ -1,9 +1,10 @@
 -- Record one staged file in the manifest with its row accounting (rows_in = accepted + quarantined).
-insert into stage.files
+insert into stage.files by name
 select
     $source_file as source_file,
     $size_bytes as size_bytes,
     $mtime_ns as mtime_ns,
+    $defaults_sha as defaults_sha,
     count(*) as rows_in,
     count(*) filter (where reason is null) as rows_accepted,
     count(*) filter (where reason is not null) as rows_quarantined,

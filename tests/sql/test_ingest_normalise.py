@@ -249,3 +249,14 @@ def test_symlinks_leaving_the_logs_folder_are_not_followed_unless_asked(tmp_path
     conn = warehouse.connect(tmp_path / "w.duckdb")
     assert ingest.stage_logs(conn, tmp_path / "logs") == []
     assert len(ingest.stage_logs(conn, tmp_path / "logs", follow_symlinks=True)) == 1
+
+
+def test_editing_source_yaml_restages_the_files_beneath_it(tmp_path):
+    logs = tmp_path / "logs" / "trace"
+    write_jsonl(logs / "t.jsonl", [{"timestamp": 1000, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}])
+    conn, first = stage(tmp_path, tmp_path / "logs")
+    assert (first[0].rows_accepted, first[0].rows_quarantined) == (0, 1)  # no trace_start yet
+    (logs / "source.yaml").write_text("model: kimi\ntrace_start: 2026-11-27T00:00:00Z\n")
+    again = ingest.stage_logs(conn, tmp_path / "logs")
+    assert not again[0].skipped and (again[0].rows_accepted, again[0].rows_quarantined) == (1, 0)
+    assert rows(conn, "select ts::varchar, model from stage.usage_rows") == [("2026-11-27 00:00:01+00", "kimi")]
