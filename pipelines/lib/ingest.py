@@ -11,6 +11,7 @@ Python only splits files into records, describes unparseable lines, and replays 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.lib import cache_models
+from pipelines.lib import cache_models, fingerprints
 from pipelines.lib.logfiles import LogFile, Unreadable, discover, malformed_json_excerpt, read_records
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
@@ -79,7 +80,9 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile) -> FileResult:
         "block_size": int(log.defaults.get("block_size_tokens", DEFAULT_BLOCK_SIZE)),
     }
     conn.execute(statement("ingest/file_rows__create"))
+    conn.execute(statement("ingest/file_fingerprints__create"))
     unreadable: list[Unreadable] = []
+    last_text_by_app: dict[tuple, str] = {}
     for chunk in read_records(log, unreadable):
         conn.register("lines_in", chunk)
         try:
@@ -87,13 +90,16 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile) -> FileResult:
             _describe_malformed(conn, chunk)
         finally:
             conn.unregister("lines_in")
+        fingerprints = _fingerprint_chunk(chunk, log.defaults, last_text_by_app)
+        if fingerprints is not None:
+            _register_and_run(conn, "fingerprints_in", fingerprints, "ingest/file_fingerprints__insert")
     if unreadable:
         _register_and_run(conn, "unreadable_in", pa.table({
             "source_line": pa.array([u.source_line for u in unreadable], pa.int64()),
             "reason": [u.reason for u in unreadable],
             "raw_excerpt": [u.raw_excerpt for u in unreadable],
         }), "ingest/file_rows__add_unreadable")
-    _replay_traces(conn, params["block_size"])
+    _replay_traces(conn, params["block_size"], log.defaults)
 
     file_param = {"source_file": log.relative}
     with transaction(conn):
@@ -111,6 +117,46 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile) -> FileResult:
     return FileResult(log.relative, rows_in, accepted, quarantined)
 
 
+def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) -> pa.Table | None:
+    """Fingerprints of the chunk's envelopes that carry a request body (None when there are none).
+
+    The divergence is measured against the previous request of the same (tenant, app) earlier in
+    the file (file order, which is arrival order for appended logs); only that one text per app is
+    held in memory, and no text leaves this function.
+    """
+    with_request = chunk.filter(pc.match_substring(chunk["line"], '"request"'))
+    if with_request.num_rows == 0:
+        return None
+    columns: dict[str, list] = {name: [] for name in (
+        "source_line", "family", "system_sha", "tools_sha", "opening_hashes", "rendered_chars",
+        "divergence_offset_chars", "divergence_span")}
+    for line_no, line in zip(with_request["source_line"].to_pylist(), with_request["line"].to_pylist()):
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue  # quarantined by the SQL normalisation
+        request = record.get("request") if isinstance(record, dict) else None
+        if not isinstance(request, dict) or not isinstance(record.get("response"), dict):
+            continue
+        _, _, text = fingerprints.render(request)
+        print_ = fingerprints.fingerprint(request)
+        app_key = (record.get("tenant", defaults.get("tenant")), record.get("app", defaults.get("app")))
+        previous = last_text_by_app.get(app_key)
+        offset, span = fingerprints.divergence(previous, text) if previous is not None else (None, None)
+        last_text_by_app[app_key] = text
+        for name, value in (("source_line", line_no), ("family", print_.family), ("system_sha", print_.system_sha),
+                            ("tools_sha", print_.tools_sha), ("opening_hashes", print_.opening_hashes),
+                            ("rendered_chars", print_.rendered_chars), ("divergence_offset_chars", offset),
+                            ("divergence_span", span)):
+            columns[name].append(value)
+    if not columns["source_line"]:
+        return None
+    return pa.table({**columns, "source_line": pa.array(columns["source_line"], pa.int64()),
+                     "rendered_chars": pa.array(columns["rendered_chars"], pa.int64()),
+                     "divergence_offset_chars": pa.array(columns["divergence_offset_chars"], pa.int64()),
+                     "opening_hashes": pa.array(columns["opening_hashes"], pa.list_(pa.string()))})
+
+
 def _describe_malformed(conn: duckdb.DuckDBPyConnection, chunk: pa.Table) -> None:
     bad = [row[0] for row in conn.execute(
         "select source_line from file_rows where reason = 'malformed JSON' and raw_excerpt is null").fetchall()]
@@ -125,12 +171,15 @@ def _describe_malformed(conn: duckdb.DuckDBPyConnection, chunk: pa.Table) -> Non
     }), "ingest/file_rows__describe_malformed")
 
 
-def _replay_traces(conn: duckdb.DuckDBPyConnection, block_size: int) -> None:
+def _replay_traces(conn: duckdb.DuckDBPyConnection, block_size: int, defaults: dict) -> None:
     records = pl.from_arrow(conn.sql(statement("ingest/file_rows__trace_records")).to_arrow_table())
     if records.height == 0:
         return
     chains = records["hash_ids"].str.json_decode(pl.List(pl.Int64)).to_list()
-    reads = cache_models.replay(chains, records["prompt_tokens"].to_list(), block_size)
+    cache = cache_models.make_cache(defaults.get("cache", "infinite"), block_size,
+                                    defaults.get("cache_ttl_seconds"), defaults.get("cache_capacity_tokens"))
+    reads = cache_models.replay(chains, records["prompt_tokens"].to_list(), block_size, cache,
+                                records["trace_offset_ms"].to_list())
     _register_and_run(conn, "replay_in", pa.table({
         "source_line": records["source_line"].to_arrow(),
         "cache_read_tokens": pa.array(reads, pa.int64()),

@@ -10,7 +10,9 @@ beneath it (nearest folder wins, key by key)::
     app: chat
     trace_start: 2026-11-27T00:00:00Z   # ISO-8601 UTC; block-hash traces carry ms offsets from it
     block_size_tokens: 512              # tokens per trace block (Mooncake: 512)
-    cache: infinite                     # cache model for trace replay
+    cache: infinite                     # cache model for trace replay: infinite, ttl or lru
+    cache_ttl_seconds: 300              # ttl: blocks expire this long after their last use
+    cache_capacity_tokens: 3000000      # lru: KV-cache size in tokens
 
 Records are yielded in chunks as PyArrow tables ``(source_line int64, line string)`` so memory
 stays flat on large files. Reading is done here rather than by DuckDB's JSON reader because each
@@ -33,7 +35,8 @@ import pyarrow as pa
 import yaml
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
-SOURCE_KEYS = {"provider", "model", "tenant", "app", "trace_start", "block_size_tokens", "cache"}
+SOURCE_KEYS = {"provider", "model", "tenant", "app", "trace_start", "block_size_tokens", "cache",
+               "cache_ttl_seconds", "cache_capacity_tokens"}
 CHUNK_BYTES = 32 * 1024 * 1024  # records per DuckDB batch, by size
 READ_BYTES = 64 * 1024
 
@@ -88,8 +91,13 @@ def load_source_yaml(path: Path) -> dict:
         data["trace_start"] = _iso_utc(data["trace_start"], path)
     if "block_size_tokens" in data and (not isinstance(data["block_size_tokens"], int) or data["block_size_tokens"] <= 0):
         raise SourceConfigError(f"{path}: block_size_tokens must be a positive integer")
-    if data.get("cache", "infinite") != "infinite":
-        raise SourceConfigError(f"{path}: cache model {data['cache']!r} is not supported yet; use 'infinite'")
+    model = data.get("cache", "infinite")
+    if model not in ("infinite", "ttl", "lru"):
+        raise SourceConfigError(f"{path}: cache model {model!r} is unknown; use infinite, ttl or lru")
+    if model == "ttl" and not (isinstance(data.get("cache_ttl_seconds"), (int, float)) and data["cache_ttl_seconds"] > 0):
+        raise SourceConfigError(f"{path}: cache: ttl needs a positive cache_ttl_seconds")
+    if model == "lru" and not (isinstance(data.get("cache_capacity_tokens"), int) and data["cache_capacity_tokens"] > 0):
+        raise SourceConfigError(f"{path}: cache: lru needs a positive integer cache_capacity_tokens")
     return {k: str(v) if k in {"provider", "model", "tenant", "app"} else v for k, v in data.items()}
 
 

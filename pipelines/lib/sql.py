@@ -34,3 +34,8 @@ def statement(name: str) -> str:
 def statements_in(folder: str) -> list[str]:
     """Texts of every ``sql/<folder>/*.sql`` file, in file-name order (used for schema and macros)."""
     return [p.read_text(encoding="utf-8") for p in sorted((sql_root() / folder).glob("*.sql"))]
+
+
+def params_for(text: str, params: dict) -> dict:
+    """The subset of ``params`` that ``text`` names as ``$name`` (DuckDB rejects unused named parameters)."""
+    return {k: v for k, v in params.items() if f"${k}" in text}

@@ -1,2 +1,2 @@
--- Remove the hit_rate_drop alerts of the window [$start, $end) before they are recomputed.
-delete from marts.cache_alerts where rule = 'hit_rate_drop' and day >= $start and day < $end;
+-- Remove every alert of the window [$start, $end) before the rules recompute it.
+delete from marts.cache_alerts where day >= $start and day < $end;

@@ -4,8 +4,9 @@
 -- at least $min_requests requests and the baseline at least $min_requests requests.
 -- lost_savings_usd = (baseline - observed) x prompt tokens x (input price - cache read price),
 -- from the day's priced rows (ARCHITECTURE section 5). Severity is critical for a drop of
--- $critical_drop or more.
-insert into marts.cache_alerts
+-- $critical_drop or more. Muted while a rotating_preamble incident of the same series (found first)
+-- is under $baseline_days days old: that alert already names the cause.
+insert into marts.cache_alerts by name
 with
 series_days as (
     select
@@ -52,6 +53,14 @@ final as (
     from with_baseline
     where day >= $start and day < $end
       and requests >= $min_requests
+      -- an open rotating_preamble incident already explains the drop: one alert per incident
+      and not exists (
+          select 1 from marts.cache_alerts a
+          where a.rule = 'rotating_preamble' and a.provider = with_baseline.provider
+            and a.model is not distinct from with_baseline.model and a.tenant = with_baseline.tenant
+            and a.app = with_baseline.app
+            and a.day <= with_baseline.day and a.day > with_baseline.day - to_days($baseline_days)
+      )
       and baseline_requests >= $min_requests
       and baseline - observed >= $min_drop
 )

@@ -1,26 +1,35 @@
--- Publish the accepted records of one file ($source_file) to stage.usage_rows.
-insert into stage.usage_rows
+-- Publish the accepted records of one file ($source_file) to stage.usage_rows, with the prompt
+-- fingerprints of those that logged a request body. Prefix family, in order of evidence: an
+-- explicit key or trace block chain (set in file_rows), else the body fingerprint, else the series.
+insert into stage.usage_rows by name
 select
-    request_id,
-    ts,
-    (ts at time zone 'UTC')::date as day,
-    source_format,
-    provider,
-    model,
-    tenant,
-    app,
+    f.request_id,
+    f.ts,
+    (f.ts at time zone 'UTC')::date as day,
+    f.source_format,
+    f.provider,
+    f.model,
+    f.tenant,
+    f.app,
     1 as request_count,
-    coalesce(service_tier = 'batch', false) as is_batch,
-    service_tier,
-    prefix_family,
-    prompt_tokens,
-    uncached_input_tokens,
-    cache_read_tokens,
-    cache_write_5m_tokens,
-    cache_write_1h_tokens,
-    output_tokens,
-    reasoning_tokens,
+    coalesce(f.service_tier = 'batch', false) as is_batch,
+    f.service_tier,
+    case when f.prefix_family like 'series:%' then coalesce(p.family, f.prefix_family) else f.prefix_family end as prefix_family,
+    f.prompt_tokens,
+    f.uncached_input_tokens,
+    f.cache_read_tokens,
+    f.cache_write_5m_tokens,
+    f.cache_write_1h_tokens,
+    f.output_tokens,
+    f.reasoning_tokens,
     $source_file as source_file,
-    source_line
-from file_rows
-where reason is null;
+    f.source_line,
+    p.system_sha,
+    p.tools_sha,
+    p.opening_hashes,
+    p.rendered_chars,
+    p.divergence_offset_chars,
+    p.divergence_span
+from file_rows f
+left join file_fingerprints p using (source_line)
+where f.reason is null;

@@ -4,23 +4,31 @@
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from pipelines.defs.daily import daily_asset, replace_window
+from pipelines.defs.daily import daily_asset
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
+from pipelines.lib.sql import params_for, statement
+from pipelines.lib.warehouse import transaction
+
+# one SQL file per rule: sql/alerts/cache_alerts__insert_<rule>.sql
+RULES = ("rotating_preamble", "hit_rate_drop")  # in this order: a known cause mutes the generic rule
 
 
 @daily_asset(["marts", "cache_alerts"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],
              group_name="alerts")
 def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                  settings: CachemeterSettings) -> dg.MaterializeResult:
-    """Recompute the window's ``hit_rate_drop`` alerts (stable ``alert_id``: re-runs never duplicate)."""
+    """Recompute the window's alerts, every rule in ``RULES`` (stable ``alert_id``: re-runs never duplicate)."""
     params = window_params(context)
     rule_params = {**params, "min_drop": settings.alert_min_drop, "critical_drop": settings.alert_critical_drop,
                    "min_requests": settings.alert_min_requests, "baseline_days": settings.alert_baseline_days}
     with warehouse_connection(duckdb) as conn:
-        replace_window(conn, "alerts/cache_alerts__delete_window", "alerts/cache_alerts__insert_hit_rate_drop",
-                       params, rule_params)
+        with transaction(conn):
+            conn.execute(statement("alerts/cache_alerts__delete_window"), params)
+            for rule in RULES:
+                text = statement(f"alerts/cache_alerts__insert_{rule}")
+                conn.execute(text, params_for(text, rule_params))
         alerts = conn.execute("select day, severity, message from marts.cache_alerts "
                               "where day >= $start and day < $end order by day, severity", params).fetchall()
     for day, severity, message in alerts:

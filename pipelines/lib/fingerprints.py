@@ -1,0 +1,175 @@
+"""Fingerprints of logged request bodies: hashes, lengths and character-class shapes, never text.
+
+When a log envelope carries the request (``"request": {...}``), the prompt is rendered to one text
+in the order the provider caches it: system prompt (OpenAI ``system``/``developer`` messages or
+Responses ``instructions``, Anthropic ``system``, Gemini ``systemInstruction``, Bedrock ``system``),
+then the tools list as canonical JSON (sorted keys), then the messages' text. From that text only
+these are kept:
+
+* ``system_sha`` / ``tools_sha``: hashes of the canonical system prompt and tools list;
+* ``opening_hashes``: hashes of the leading ``OPENING_BOUNDARIES_CHARS`` characters (one per boundary
+  the text reaches), so two requests share an opening exactly as far as their hashes agree;
+* ``rendered_chars``: the text's length in characters (about 4 characters per token in English
+  prose; ``CHARS_PER_TOKEN`` is that estimate);
+* compared with the previous request of the same (tenant, app) in the same file: the offset where
+  the two texts first differ (``divergence_offset_chars``) and a shape description of this
+  request's differing span (``describe_span``), e.g. "digits and separators, 24 chars: looks like a
+  timestamp".
+
+Privacy: nothing here returns or stores any of the text itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+OPENING_BOUNDARIES_CHARS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+FAMILY_CHARS = 512  # the prefix family of a request with a body: hash of its first 512 characters
+CHARS_PER_TOKEN = 4  # estimate used to express character offsets in tokens
+RESYNC_WINDOW = 512  # characters after the first difference searched for where the texts agree again
+RESYNC_RUN = 16  # characters that must agree for the texts to count as realigned
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What is kept of one request body (hashes and lengths only)."""
+
+    system_sha: str | None
+    tools_sha: str | None
+    opening_hashes: list[str]
+    rendered_chars: int
+    family: str
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _text(value) -> str:
+    """Text of a content value: a string, a list of parts, a part with ``text`` / ``parts``, else the
+    block's canonical JSON (thinking and tool blocks are part of the cached prefix too)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(_text(v) for v in value)
+    if isinstance(value, dict):
+        if isinstance(value.get("text"), str):
+            return value["text"]
+        for key in ("parts", "content"):
+            if key in value:
+                return _text(value[key])
+        # thinking, tool-use, image blocks: they sit in the cached prefix too, so they count canonically
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return str(value)
+
+
+def render(request: dict) -> tuple[str, str, str]:
+    """``(system_text, tools_json, rendered_text)`` of a request body in cache order.
+
+    Raises ``TypeError`` when ``request`` is not a JSON object.
+    """
+    if not isinstance(request, dict):
+        raise TypeError(f"request body must be a JSON object, got {type(request).__name__}")
+    messages = request.get("messages") or request.get("contents") or []
+    if not isinstance(messages, list):
+        messages = []
+    system_parts = [_text(request.get(k)) for k in ("instructions", "system", "systemInstruction", "system_instruction")]
+    conversation = []
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") in ("system", "developer"):
+            system_parts.append(_text(message.get("content")))
+        else:
+            conversation.append(_text(message.get("content", message.get("parts")) if isinstance(message, dict) else message))
+    if isinstance(request.get("input"), (str, list)):  # OpenAI Responses
+        conversation.append(_text(request["input"]))
+    tools = request.get("tools") or (request.get("toolConfig") or {}).get("tools")
+    tools_json = json.dumps(tools, sort_keys=True, separators=(",", ":")) if tools else ""
+    system = "".join(system_parts)
+    return system, tools_json, system + tools_json + "".join(conversation)
+
+
+def fingerprint(request: dict) -> Fingerprint:
+    """Hashes and length of a request body's rendered prompt (see the module docstring)."""
+    system, tools_json, text = render(request)
+    return Fingerprint(
+        system_sha=_sha(system) if system else None,
+        tools_sha=_sha(tools_json) if tools_json else None,
+        opening_hashes=[_sha(text[:b]) for b in OPENING_BOUNDARIES_CHARS if len(text) >= b],
+        rendered_chars=len(text),
+        family="fp:" + _sha(text[:FAMILY_CHARS]),
+    )
+
+
+def divergence(previous: str, current: str) -> tuple[int, str]:
+    """Where ``current`` first differs from ``previous`` and the shape of its changing value.
+
+    The differing region (from the first differing character to where the two texts agree again on
+    ``RESYNC_RUN`` characters, looked for within ``RESYNC_WINDOW``) is widened to the whole whitespace-delimited value it sits in, so a timestamp whose
+    leading digits happen to agree is still described (and located) as the whole timestamp. Returns
+    ``(offset_chars, description)``; the offset is where that value starts.
+    """
+    limit = min(len(previous), len(current))
+    start = 0
+    while start < limit and previous[start] == current[start]:
+        start += 1
+    if start == limit:  # identical, or one text simply continues the other
+        return start, "identical" if len(previous) == len(current) else describe_span(current[start:])
+    end = start + _realign(previous[start:start + RESYNC_WINDOW], current[start:start + RESYNC_WINDOW])
+    while start > 0 and not _is_boundary(current[start - 1]):
+        start -= 1
+    while end < len(current) and not _is_boundary(current[end]):
+        end += 1
+    return start, describe_span(current[start:end].rstrip(".:"))
+
+
+def _realign(previous: str, current: str) -> int:
+    """Characters of ``current`` before the two texts agree again on a run of ``RESYNC_RUN`` characters."""
+    for block in SequenceMatcher(None, previous, current, autojunk=False).get_matching_blocks():
+        if block.size >= RESYNC_RUN:
+            return block.b
+    return len(current)
+
+
+def _is_boundary(char: str) -> bool:
+    return char.isspace() or char in "\"'()[]{}<>,;="
+
+
+_TIMESTAMP = re.compile(r"^[0-9][0-9:\-T .,/Z+]*$")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
+_HEX = re.compile(r"^[0-9a-fA-F_\-]+$")
+
+
+def describe_span(span: str) -> str:
+    """Character classes and length of a span, with a guess at what it is; the span itself is not returned."""
+    if not span:
+        return "nothing (one text ends where the other goes on)"
+    looks_like_time = bool(_TIMESTAMP.match(span.replace("T", " ").rstrip("Z"))) and sum(c.isdigit() for c in span) >= 4
+    classes = []
+    if any(c.isdigit() for c in span):
+        classes.append("digits")
+    if any(c.isalpha() for c in span) and not looks_like_time:  # the T and Z of ISO-8601 are separators
+        classes.append("letters")
+    if any(c.isspace() for c in span):
+        classes.append("spaces")
+    if any(not (c.isalnum() or c.isspace()) for c in span) or (looks_like_time and ("T" in span or "Z" in span)):
+        classes.append("separators")
+    shape = " and ".join([", ".join(classes[:-1]), classes[-1]] if len(classes) > 1 else classes)
+    if len(span) > 200:
+        guess = "a long changed passage (reordered or rewritten content)"
+    elif span.isdigit() and len(span) not in (10, 13):
+        guess = "a counter or number"
+    elif looks_like_time:
+        guess = "a timestamp"
+    elif _UUID.match(span) or (_HEX.match(span) and len(span) >= 12 and any(c.isdigit() for c in span)):
+        guess = "a request id or hash"
+    elif all(c.isalpha() or c.isspace() for c in span):
+        guess = "a name or word"
+    else:
+        guess = "a changing value"
+    return f"{shape}, {len(span)} chars: looks like {guess}"

@@ -1,0 +1,133 @@
+-- rotating_preamble: a (provider, model, tenant, app) series whose shared opening started changing
+-- on a day of [$start, $end), so cache reuse collapsed (ARCHITECTURE section 5). Signals, per day,
+-- against the trailing $baseline_days days:
+--   openings_jump  (bodies logged) distinct leading blocks (first 2,048 rendered characters, or the
+--                  longest boundary reached) jump to >= 10 and >= half the requests, where the
+--                  baseline never had more than 3 on a day;
+--   offset_moved   (bodies logged) the median point where consecutive requests diverge moved below
+--                  0.8 x its baseline median, i.e. inside what used to be the shared opening;
+--   pinned_reads   (no bodies needed) >= 80% of the day's cache hits read exactly the same number of
+--                  tokens while prompts vary (>= 5 distinct sizes), where the baseline was not pinned;
+-- and, always, a step drop of the token hit rate of at least $min_drop below the baseline.
+-- It fires on the first day of an incident only (the previous traffic day did not meet the
+-- condition); alert_id hashes rule, scope and that day, so re-runs never duplicate it.
+-- lost_savings_usd = (baseline - observed) x prompt tokens x (input price - cache read price).
+insert into marts.cache_alerts by name
+with
+usage_days as (
+    select
+        u.day, u.provider, u.model, u.tenant, u.app, u.prompt_tokens, u.cache_read_tokens, u.request_count,
+        u.rendered_chars, u.divergence_offset_chars, u.divergence_span,
+        coalesce(u.opening_hashes[4], u.opening_hashes[-1]) as leading_block,
+        case when c.priced then usd(u.prompt_tokens, c.input_per_mtok - c.cache_read_per_mtok) end as read_discount_usd
+    from core.usage u
+    join core.usage_costs c using (request_id)
+    where u.day >= $start::date - to_days($baseline_days + 1) and u.day < $end
+),
+read_values as (
+    -- how often the day's most common cache-read size occurs among its hits
+    select day, provider, model, tenant, app, max(hits_with_value) as top_read_count
+    from (
+        select day, provider, model, tenant, app, cache_read_tokens, count(*) as hits_with_value
+        from usage_days
+        where cache_read_tokens > 0
+        group by all
+    )
+    group by all
+),
+series_days as (
+    select
+        d.day, d.provider, d.model, d.tenant, d.app,
+        sum(d.request_count) as requests,
+        sum(d.prompt_tokens) as prompt_tokens,
+        sum(d.cache_read_tokens) as cache_read_tokens,
+        sum(d.read_discount_usd) as read_discount_usd,
+        count(d.rendered_chars) as body_rows,
+        count(distinct d.leading_block) as distinct_openings,
+        median(d.divergence_offset_chars) as median_offset,
+        mode(d.divergence_span) as common_span,
+        count(*) filter (where d.cache_read_tokens > 0) as hits,
+        count(distinct d.prompt_tokens) filter (where d.cache_read_tokens > 0) as distinct_hit_prompts
+    from usage_days d
+    group by all
+),
+signals as (
+    select
+        s.*,
+        r.top_read_count / nullif(s.hits, 0) as read_mode_share,
+        s.cache_read_tokens / nullif(s.prompt_tokens, 0) as observed
+    from series_days s
+    left join read_values r using (day, provider, model, tenant, app)
+),
+with_baseline as (
+    select
+        g.*,
+        sum(g.cache_read_tokens) over trailing_days / nullif(sum(g.prompt_tokens) over trailing_days, 0) as baseline,
+        sum(g.requests) over trailing_days as baseline_requests,
+        max(g.distinct_openings) over trailing_days as baseline_openings,
+        median(g.median_offset) over trailing_days as baseline_offset,
+        max(g.read_mode_share) over trailing_days as baseline_read_mode_share
+    from signals g
+    window trailing_days as (
+        partition by g.provider, g.model, g.tenant, g.app
+        order by g.day
+        range between to_days($baseline_days) preceding and interval 1 day preceding
+    )
+),
+conditions as (
+    select
+        b.*,
+        b.body_rows >= 10 and coalesce(b.baseline_openings, 0) <= 3
+            and b.distinct_openings >= greatest(10, b.body_rows / 2) as openings_jump,
+        b.median_offset is not null and b.baseline_offset is not null and b.median_offset < 0.8 * b.baseline_offset as offset_moved,
+        b.hits >= 20 and b.read_mode_share >= 0.8 and b.distinct_hit_prompts >= 5
+            and coalesce(b.baseline_read_mode_share, 0) < 0.8 as pinned_reads,
+        b.requests >= $min_requests and b.baseline_requests >= $min_requests
+            and b.baseline - b.observed >= $min_drop as dropped
+    from with_baseline b
+),
+incidents as (
+    select
+        c.*,
+        c.dropped and (c.openings_jump or c.offset_moved or c.pinned_reads) as rotating,
+        lag(c.dropped and (c.openings_jump or c.offset_moved or c.pinned_reads))
+            over (partition by c.provider, c.model, c.tenant, c.app order by c.day) as rotating_before
+    from conditions c
+),
+final as (
+    select
+        md5(concat_ws('|', 'rotating_preamble', provider, coalesce(model, ''), tenant, app, '', day::varchar)) as alert_id,
+        day,
+        'rotating_preamble' as rule,
+        'critical' as severity,
+        provider,
+        model,
+        tenant,
+        app,
+        null::varchar as prefix_family,
+        observed,
+        baseline,
+        cast((baseline - observed)::decimal(18, 9) * read_discount_usd as decimal(38, 15)) as lost_savings_usd,
+        case when offset_moved or openings_jump then median_offset::bigint end as divergence_offset_chars,
+        case when offset_moved or openings_jump then (median_offset / 4)::bigint end as divergence_offset_tokens,
+        case when offset_moved or openings_jump then common_span end as divergence_span,
+        day as first_day,
+        format('{}/{} ({} {}): rotating preamble since {}: {}; token hit rate {:.1f}% vs {:.1f}%, about ${:.2f} lost that day',
+               tenant, app, provider, coalesce(model, '?'), day,
+               case
+                   when (offset_moved or openings_jump) and median_offset is not null
+                       then format('the shared opening now breaks at char {:,} (~{:,} tokens), on {}',
+                                   median_offset::bigint, (median_offset / 4)::bigint, coalesce(common_span, 'a changing value'))
+                   when openings_jump then format('{} distinct openings in {} requests (baseline at most {})',
+                                                  distinct_openings, body_rows, coalesce(baseline_openings, 0))
+                   else format('cache reads pinned at one size in {:.0f}% of hits while prompts vary: the opening changes after that point',
+                               read_mode_share * 100)
+               end,
+               observed * 100, baseline * 100,
+               coalesce(((baseline - observed)::decimal(18, 9) * read_discount_usd)::double, 0)) as message
+    from incidents
+    where day >= $start and day < $end
+      and rotating
+      and not coalesce(rotating_before, false)
+)
+select * from final;

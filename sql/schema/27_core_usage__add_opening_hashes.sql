@@ -1,0 +1,2 @@
+-- core.usage.opening_hashes: hashes of the first 256, 512, 1024, ... 32768 characters of the rendered prompt (as far as it reaches). Null when the log carried no request body.
+alter table core.usage add column if not exists opening_hashes varchar[];
