@@ -81,7 +81,8 @@ def _materialize(assets, resources, keys, instance, run_config, tags, what: str)
 
 
 def _root_cause(error) -> str:
-    """The innermost error message of a Dagster step failure (the user's actual exception)."""
-    while getattr(error, "cause", None) is not None:
+    """The message of the first non-Dagster error in a step failure's chain: cachemeter's own error
+    (which names the file, line and fix) rather than the low-level exception it wraps."""
+    while error.cls_name.startswith("Dagster") and getattr(error, "cause", None) is not None:
         error = error.cause
     return error.message.strip()

@@ -57,3 +57,12 @@ def test_demo_logs_are_deterministic(tmp_path):
     generated = subprocess.run([sys.executable, str(REPO / "fixtures" / "make_demo_logs.py")], capture_output=True, text=True)
     assert generated.returncode == 0
     assert subprocess.run(["git", "diff", "--quiet", "--", "fixtures/demo_logs"], cwd=REPO).returncode == 0
+
+
+def test_a_bad_price_file_is_reported_with_its_file_and_line(tmp_path):
+    prices = tmp_path / "rates.csv"
+    prices.write_text("provider,model,effective_from,input_per_mtok,cache_read_per_mtok,cache_write_5m_per_mtok,"
+                      "cache_write_1h_per_mtok,output_per_mtok\nopenai,gpt-4o,2026-01-01,abc,1,1,1,1\n")
+    done = cachemeter("run", "--db", str(tmp_path / "w.duckdb"), "--prices", str(prices), cwd=tmp_path)
+    assert done.returncode == 1
+    assert "rates.csv:2: input_per_mtok 'abc' is not a number" in " ".join(done.stderr.split())

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import date, datetime, timedelta, timezone
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,12 +42,15 @@ class FileResult:
 
 
 def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: bool = False,
-               on_file: Callable[[LogFile, int, int], None] | None = None) -> list[FileResult]:
+               on_file: Callable[[LogFile, int, int], None] | None = None,
+               earliest: date = date(2000, 1, 1), latest: datetime | None = None) -> list[FileResult]:
     """Stage every new or changed log file under ``root``; returns one ``FileResult`` per file found.
 
     A file is unchanged when its size, mtime and the ``source.yaml`` defaults that apply to it all
     match the manifest; editing a ``source.yaml`` re-stages the files beneath it.
 
+    Records timed before ``earliest`` (the first partition day) or after ``latest`` (default: one
+    day from now, UTC) are quarantined with that reason rather than building far-off partitions.
     ``on_file(log, index, total)`` is called before each file (for progress display). Raises
     ``FileNotFoundError`` for a missing ``root`` and ``logfiles.SourceConfigError`` for a bad
     ``source.yaml``; problems inside a file never raise, they become quarantine rows.
@@ -63,11 +67,12 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
         if previous and previous[:3] == (log.size_bytes, log.mtime_ns, log.defaults_sha):
             results.append(FileResult(log.relative, *previous[3:], skipped=True))
             continue
-        results.append(stage_file(conn, log))
+        results.append(stage_file(conn, log, earliest, latest))
     return results
 
 
-def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile) -> FileResult:
+def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = date(2000, 1, 1),
+               latest: datetime | None = None) -> FileResult:
     """Read, normalise and publish one file in a single transaction; returns its row accounting."""
     size_bytes, mtime_ns = log.size_bytes, log.mtime_ns
     params = {
@@ -78,6 +83,8 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile) -> FileResult:
         "app": log.defaults.get("app"),
         "trace_start": log.defaults.get("trace_start"),
         "block_size": int(log.defaults.get("block_size_tokens", DEFAULT_BLOCK_SIZE)),
+        "earliest": earliest.isoformat(),
+        "latest": (latest or datetime.now(timezone.utc) + timedelta(days=1)).isoformat(),
     }
     conn.execute(statement("ingest/file_rows__create"))
     conn.execute(statement("ingest/file_fingerprints__create"))

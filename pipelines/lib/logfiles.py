@@ -23,7 +23,6 @@ byte-order mark and CRLF endings are removed.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import zlib
@@ -89,7 +88,8 @@ def load_source_yaml(path: Path) -> dict:
         raise SourceConfigError(f"{path}: unknown keys {sorted(unknown)}; allowed: {sorted(SOURCE_KEYS)}")
     if "trace_start" in data:
         data["trace_start"] = _iso_utc(data["trace_start"], path)
-    if "block_size_tokens" in data and (not isinstance(data["block_size_tokens"], int) or data["block_size_tokens"] <= 0):
+    block = data.get("block_size_tokens", 1)
+    if isinstance(block, bool) or not isinstance(block, int) or block <= 0:
         raise SourceConfigError(f"{path}: block_size_tokens must be a positive integer")
     model = data.get("cache", "infinite")
     if model not in ("infinite", "ttl", "lru"):
@@ -138,7 +138,7 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
 
     found = []
     for path in sorted(root.rglob("*")):
-        if not path.is_file() or not path.name.endswith(LOG_SUFFIXES):
+        if not path.is_file() or not path.name.lower().endswith(LOG_SUFFIXES):
             continue
         if not follow_symlinks and not path.resolve().is_relative_to(root_resolved):
             continue
@@ -151,44 +151,83 @@ def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = 
 
     A gzip stream cut short ends the file with one ``Unreadable`` entry for the lost tail.
     """
-    if log.path.name.endswith(".json"):
+    name = log.path.name.lower()
+    if name.endswith(".json"):
         yield from _read_json_array(log, unreadable)
         return
-    opener = gzip.open if log.path.name.endswith(".gz") else open
+    blocks = _gunzip(log.path) if name.endswith(".gz") else _plain(log.path)
     line_no = 0
     carry = b""
     numbers: list[int] = []
     texts: list[str] = []
     pending = 0
-    with opener(log.path, "rb") as handle:
-        while True:
-            try:
-                # small reads: a stream cut short loses at most this much, not a whole chunk
-                block = handle.read(READ_BYTES)
-            except (EOFError, OSError, zlib.error) as exc:
-                unreadable.append(Unreadable(line_no + 1, f"compressed stream is cut short or corrupt after line {line_no} ({exc})",
-                                             _excerpt_of_bytes(carry, "truncated stream")))
-                carry, block = b"", b""
-            if line_no == 0 and not numbers and block.startswith(b"\xef\xbb\xbf"):
-                block = block[3:]
-            if not block:
-                if carry.strip():
-                    more_numbers, more_texts = _decode([carry], line_no + 1, unreadable)
-                    numbers += more_numbers
-                    texts += more_texts
-                if numbers:
-                    yield _to_table(numbers, texts)
-                return
-            pieces = (carry + block).split(b"\n")
-            carry = pieces.pop()
-            more_numbers, more_texts = _decode(pieces, line_no + 1, unreadable)
-            line_no += len(pieces)
-            numbers += more_numbers
-            texts += more_texts
-            pending += len(block)
-            if pending >= chunk_bytes:
+    while True:
+        try:
+            block = next(blocks, b"")
+        except StreamError as exc:
+            # every complete line before the damage is kept; the damaged tail is one quarantined record
+            unreadable.append(Unreadable(line_no + 1, f"{exc} after line {line_no}; the rest of the file is unreadable",
+                                         _excerpt_of_bytes(carry, str(exc))))
+            carry, block = b"", b""
+        if line_no == 0 and not numbers and block.startswith(b"\xef\xbb\xbf"):
+            block = block[3:]
+        if not block:
+            if carry.strip():
+                more_numbers, more_texts = _decode([carry], line_no + 1, unreadable)
+                numbers += more_numbers
+                texts += more_texts
+            if numbers:
                 yield _to_table(numbers, texts)
-                numbers, texts, pending = [], [], 0
+            return
+        pieces = (carry + block).split(b"\n")
+        carry = pieces.pop()
+        more_numbers, more_texts = _decode(pieces, line_no + 1, unreadable)
+        line_no += len(pieces)
+        numbers += more_numbers
+        texts += more_texts
+        pending += len(block)
+        if pending >= chunk_bytes:
+            yield _to_table(numbers, texts)
+            numbers, texts, pending = [], [], 0
+
+
+class StreamError(Exception):
+    """A compressed stream that is cut short or corrupt (the message says which)."""
+
+
+def _plain(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as handle:
+        while block := handle.read(READ_BYTES):
+            yield block
+
+
+def _gunzip(path: Path) -> Iterator[bytes]:
+    """Decompressed bytes of a (multi-member) gzip file, yielding all that decodes before any damage.
+
+    Hand-rolled over ``zlib`` rather than ``gzip.open`` because the latter discards the output of a
+    read that hits a cut-off or corrupt stream, which would lose valid records silently.
+    """
+    decoder = zlib.decompressobj(wbits=31)
+    fresh = True  # no bytes of the current member consumed yet
+    with open(path, "rb") as handle:
+        while raw := handle.read(READ_BYTES):
+            while raw:
+                if decoder.eof:
+                    if not raw.startswith(b"\x1f\x8b"):
+                        raise StreamError("bytes after the end of the gzip stream")
+                    decoder, fresh = zlib.decompressobj(wbits=31), True
+                try:
+                    out = decoder.decompress(raw)
+                except zlib.error as exc:
+                    raise StreamError(f"corrupt gzip stream ({exc})") from exc
+                fresh = False
+                if out:
+                    yield out
+                raw = decoder.unused_data if decoder.eof else b""
+    if not decoder.eof and not fresh:
+        if tail := decoder.flush():
+            yield tail
+        raise StreamError("gzip stream is cut short (file truncated)")
 
 
 def _decode(pieces: list[bytes], first_line: int, unreadable: list[Unreadable]) -> tuple[list[int], list[str]]:
@@ -220,6 +259,9 @@ def _read_json_array(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
+        return
+    except RecursionError:
+        unreadable.append(Unreadable(0, "malformed JSON file: nesting too deep", _excerpt_of_bytes(raw, "nesting too deep")))
         return
     records = data if isinstance(data, list) else [data]
     yield _to_table(list(range(1, len(records) + 1)), [json.dumps(r) for r in records])

@@ -7,7 +7,8 @@
 --   inclusive formats report a prompt total that contains cache reads and writes
 --   (uncached = total - read - write); additive formats report the uncached remainder beside them.
 -- Parameters: $source_file, $provider, $model, $tenant, $app (source.yaml defaults, may be null),
---   $trace_start (ISO-8601 UTC text or null), $block_size (tokens per trace block).
+--   $trace_start (ISO-8601 UTC text or null), $block_size (tokens per trace block),
+--   $earliest (first partition day) and $latest (ISO-8601 UTC: later timestamps are "in the future").
 -- A record is rejected (reason not null) for malformed JSON, an unknown shape or provider, a bad
 -- or missing timestamp, invalid counts, or arithmetic that does not close. Nothing is clamped.
 insert into file_rows
@@ -124,6 +125,7 @@ extracted as (
         json_extract(s.b, f.tool_prompt_path) as v_tool_prompt,
         json_extract(s.b, f.uncached_path) as v_uncached,
         coalesce(json_extract(s.b, f.read_path), json_extract(s.b, f.read_alt_path)) as v_read,
+        json_extract(s.b, f.read_alt_path) as v_read_alt,
         json_extract(s.b, f.miss_path) as v_miss,
         json_extract(s.b, f.write_path) as v_write,
         json_extract(s.b, f.write_5m_path) as v_write_5m,
@@ -157,6 +159,7 @@ validated as (
             token_error(x.v_tool_prompt, 'tool-use prompt tokens'),
             token_error(x.v_uncached, 'input tokens'),
             token_error(x.v_read, 'cache read tokens'),
+            token_error(x.v_read_alt, 'cache hit tokens'),
             token_error(x.v_miss, 'cache miss tokens'),
             token_error(x.v_write, 'cache write tokens'),
             token_error(x.v_write_5m, 'cache write 5m tokens'),
@@ -166,6 +169,11 @@ validated as (
             token_error(x.v_reasoning, 'reasoning tokens'),
             case when x.convention = 'trace' and json_type(x.v_trace_ms) not in ('UBIGINT', 'BIGINT')
                 then 'trace timestamp is not an integer number of milliseconds' end,
+            case when x.convention = 'trace' and x.v_trace_ms::varchar::hugeint not between 0 and 3153600000000
+                then 'trace timestamp out of range (' || left(x.v_trace_ms::varchar, 24) || ' ms; at most 100 years from trace_start)' end,
+            case when x.convention = 'trace' and not list_bool_and(list_transform(
+                    json_extract(x.hash_ids, '$[*]'), lambda h: coalesce(json_type(h) in ('UBIGINT', 'BIGINT'), false)))
+                then 'hash_ids must be integers' end,
             case when x.convention = 'trace' and json_array_length(x.hash_ids) <> ceil(token_value(x.v_prompt) / $block_size)
                 then 'hash_ids has ' || json_array_length(x.hash_ids) || ' blocks, expected ceil(input_length / '
                     || $block_size || ') = ' || ceil(token_value(x.v_prompt) / $block_size)::bigint end
@@ -228,8 +236,13 @@ checked as (
             case when t.ts is null and t.ts_origin is null then 'no timestamp: add an envelope with "ts" (ISO-8601 or epoch seconds)' end,
             case when t.ts is null and t.convention = 'trace' and $trace_start is null then t.ts_origin end,
             case when t.ts is null then 'unparseable timestamp: ' || t.ts_origin end,
-            case when t.ts < timestamptz '2000-01-01 00:00:00+00' or t.ts >= timestamptz '2100-01-01 00:00:00+00'
+            case when not isfinite(t.ts) or t.ts < timestamptz '2000-01-01 00:00:00+00'
                  then 'timestamp out of range (' || t.ts::varchar || ' from ' || t.ts_origin || ')' end,
+            case when t.ts < $earliest::timestamptz
+                 then 'timestamp ' || t.ts::varchar || ' is before the first partition day ' || $earliest
+                      || ' (set CACHEMETER_PARTITIONS_START earlier to keep it)' end,
+            case when t.ts > $latest::timestamptz
+                 then 'timestamp ' || t.ts::varchar || ' is in the future (after ' || $latest || ')' end,
             case when t.convention = 'inclusive' and t.n_uncached < 0
                  then 'cache tokens exceed prompt: cache read ' || t.n_read || ' + cache write ' || (t.n_write_5m + t.n_write_1h)
                       || ' > prompt ' || t.n_prompt_total end,

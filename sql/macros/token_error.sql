@@ -11,6 +11,7 @@ create or replace macro token_error(v, field) as
             case when v::varchar::hugeint < 0 then 'negative token count: ' || field || ' = ' || v::varchar end
         when json_type(v) = 'DOUBLE' then
             case
+                when isnan(v::varchar::double) or isinf(v::varchar::double) then field || ' is not a finite number'
                 when v::varchar::double < 0 then 'negative token count: ' || field || ' = ' || v::varchar
                 when v::varchar::double >= 1e12 then field || ' is implausibly large (' || v::varchar || ' tokens)'
                 when v::varchar::double <> floor(v::varchar::double) then 'non-integer token count: ' || field || ' = ' || v::varchar

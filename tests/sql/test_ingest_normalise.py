@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import zlib
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -260,3 +261,71 @@ def test_editing_source_yaml_restages_the_files_beneath_it(tmp_path):
     again = ingest.stage_logs(conn, tmp_path / "logs")
     assert not again[0].skipped and (again[0].rows_accepted, again[0].rows_quarantined) == (1, 0)
     assert rows(conn, "select ts::varchar, model from stage.usage_rows") == [("2026-11-27 00:00:01+00", "kimi")]
+
+
+# ---- damage found by an adversarial pass: each must quarantine, never crash or drop silently ----
+
+def gz_bytes(lines: list[str]) -> bytes:
+    return gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0)
+
+
+TRACE_DEFAULTS = "provider: self_hosted\nmodel: kimi\ntrace_start: 2026-11-27T00:00:00Z\n"
+GOOD_LINE = json.dumps({**GOOD, "request_id": "good"})
+
+
+@pytest.mark.parametrize("name, content, source_yaml, expected_accepted, reason", [
+    ("deep.json", "[" * 100_000 + "]" * 100_000, None, 0, "nesting too deep"),
+    ("t.jsonl", json.dumps({"timestamp": 1, "input_length": 1024, "output_length": 5, "hash_ids": ["x", "y"]}),
+     TRACE_DEFAULTS, 0, "hash_ids must be integers"),
+    ("t.jsonl", json.dumps({"timestamp": 9 * 10**18, "input_length": 1024, "output_length": 5, "hash_ids": [1, 2]}),
+     TRACE_DEFAULTS, 0, "trace timestamp out of range"),
+    ("old.jsonl", json.dumps({**GOOD, "ts": "1999-12-31T23:00:00Z"}), None, 0, "timestamp out of range"),
+    ("future.jsonl", json.dumps({**GOOD, "ts": "2090-06-01T00:00:00Z"}), None, 0, "is in the future"),
+    ("nan.jsonl", GOOD_LINE.replace('"prompt_tokens": 2000', '"prompt_tokens": NaN'), None, 0, "not a finite number"),
+    ("ds.jsonl", json.dumps({"ts": TS, "provider": "deepseek", "response": {"usage": {
+        "prompt_tokens": 100, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 10},
+        "prompt_cache_hit_tokens": "garbage"}}}), None, 0, "cache hit tokens is a string"),
+    ("UPPER.JSONL", GOOD_LINE, None, 1, None),
+])
+def test_damaged_inputs_are_quarantined_with_a_reason(tmp_path, name, content, source_yaml, expected_accepted, reason):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / name).write_text(content)
+    if source_yaml:
+        (logs / "source.yaml").write_text(source_yaml)
+    write_jsonl(logs / "zz_other.jsonl", [json.dumps({**GOOD, "request_id": "other"})])
+    conn, results = stage(tmp_path, logs)
+    damaged = next(r for r in results if r.source_file == name)
+    assert damaged.rows_accepted == expected_accepted
+    assert damaged.rows_in == damaged.rows_accepted + damaged.rows_quarantined
+    if reason:
+        reasons = conn.execute("select string_agg(reason, ' | ') from core.quarantine where source_file = $f", {"f": name}).fetchall()
+        assert reason in reasons[0][0]
+    assert next(r for r in results if r.source_file == "zz_other.jsonl").rows_accepted == 1  # the run went on
+
+
+@pytest.mark.parametrize("damage", ["cut", "trailing garbage"])
+def test_damaged_gzip_keeps_every_complete_record_before_the_damage(tmp_path, damage):
+    lines = [json.dumps({**GOOD, "request_id": f"r{i}", "app": "x" * (i % 50)}) for i in range(2000)]
+    data = gz_bytes(lines)
+    data = data[: len(data) // 2] if damage == "cut" else data + b"garbage-not-gzip"
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "z.jsonl.gz").write_bytes(data)
+    # what a tolerant decoder recovers from the same bytes: every complete line up to the damage
+    decoder = zlib.decompressobj(wbits=31)
+    recovered = decoder.decompress(data[: len(data) - (len(b"garbage-not-gzip") if damage != "cut" else 0)])
+    complete = recovered.count(b"\n")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    result = results[0]
+    assert result.rows_accepted == complete
+    assert result.rows_quarantined == 1 and result.rows_in == complete + 1
+    reason = rows(conn, "select reason from core.quarantine")[0][0]
+    assert ("cut short" in reason) if damage == "cut" else ("bytes after the end of the gzip stream" in reason)
+
+
+def test_source_yaml_rejects_a_boolean_block_size(tmp_path):
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "source.yaml").write_text("block_size_tokens: true\n")
+    write_jsonl(tmp_path / "logs" / "t.jsonl", [GOOD])
+    with pytest.raises(Exception, match="block_size_tokens must be a positive integer"):
+        stage(tmp_path, tmp_path / "logs")

@@ -1,11 +1,13 @@
 """Ingest: stage provider usage logs into ``stage.usage_rows`` and ``core.quarantine``."""
 
 
+from datetime import date
 from pathlib import Path
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import ingest, progress
@@ -30,7 +32,8 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
         progress.report("ingest", index, total, log.relative)
 
     with warehouse_connection(duckdb) as conn:
-        results = ingest.stage_logs(conn, Path(settings.logs_dir), settings.follow_symlinks, on_file=on_file)
+        results = ingest.stage_logs(conn, Path(settings.logs_dir), settings.follow_symlinks, on_file=on_file,
+                                    earliest=date.fromisoformat(PARTITIONS_START))
         totals = conn.execute("select count(*), (select count(*) from core.quarantine) from stage.usage_rows").fetchall()[0]
     progress.report("ingest", len(results), len(results), "done")
     staged = [r for r in results if not r.skipped]
