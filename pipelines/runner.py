@@ -19,7 +19,8 @@ from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.lib import warehouse
 
 INGEST_KEYS = [["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
-DAILY_KEYS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "cache_alerts"]]
+DAILY_KEYS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "prefix_families"],
+              ["marts", "cache_alerts"]]
 
 
 class PipelineError(RuntimeError):

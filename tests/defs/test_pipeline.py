@@ -16,7 +16,7 @@ def test_definitions_load_with_assets_schedule_and_job():
     loaded = defs()
     keys = {k.to_user_string() for k in loaded.resolve_all_asset_keys()}
     assert keys == {"stage/usage_rows", "core/quarantine", "core/prices", "core/cache_minimums", "core/usage",
-                    "core/usage_costs", "marts/daily_savings", "marts/cache_alerts"}
+                    "core/usage_costs", "marts/daily_savings", "marts/prefix_families", "marts/cache_alerts"}
     assert loaded.resolve_job_def("cachemeter_nightly") is not None
     assert loaded.resolve_schedule_def("nightly_schedule") is not None
     from pipelines.defs.jobs import nightly_schedule
@@ -144,7 +144,8 @@ def test_materializing_a_day_twice_leaves_identical_tables(tmp_path):
     from pipelines.definitions import defs
 
     loaded = defs()
-    selection = dg.AssetSelection.assets(["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "cache_alerts"])
+    selection = dg.AssetSelection.assets(["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"],
+                                         ["marts", "prefix_families"], ["marts", "cache_alerts"])
     for _ in range(2):
         result = dg.materialize(list(loaded.assets), resources=dict(loaded.resources), selection=selection,
                                 partition_key="2026-11-08", instance=dg.DagsterInstance.ephemeral())

@@ -111,3 +111,15 @@ def test_no_rotating_preamble_on_the_real_mooncake_traces(tmp_path, shared, trac
     # families come from the block-hash chain: the first two blocks (the conversation trace shares block 0 everywhere)
     families = query(db, "select count(distinct prefix_family), min(prefix_family like 'blk:%') from core.usage")[0]
     assert families[1] is True and families[0] > 100
+
+
+def test_prefix_families_mart_reports_openings_hit_rate_and_lost_savings(two_weeks):
+    truth, db = two_weeks
+    rows = query(db, "select day, app, requests, distinct_openings, token_hit_rate, baseline_hit_rate, lost_savings_usd "
+                     "from marts.prefix_families where app = 'support-bot' and day in ('2026-11-07', '2026-11-08') order by day")
+    before, after = rows
+    assert before[3] == 1 and before[2] == 80
+    # from the deploy on, every request opens differently, and its family (first 512 chars) still holds them all
+    assert after[3] == 80 and after[4] == 0.0 and after[6] > 0
+    stable = query(db, "select max(distinct_openings), sum(lost_savings_usd) > 0 from marts.prefix_families where app = 'search'")
+    assert stable[0][0] == 1

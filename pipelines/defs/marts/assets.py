@@ -7,6 +7,7 @@ from dagster_duckdb import DuckDBResource
 from pipelines.defs.daily import daily_asset, replace_window
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
+from pipelines.defs.settings import CachemeterSettings
 
 
 @daily_asset(["marts", "daily_savings"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],
@@ -24,3 +25,19 @@ def daily_savings(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> 
                        "|---|---:|---:|---:|---:|---:|"]
                       + [f"| {d} | {r} | {h or 0:.1%} | {c:.2f} | {n:.2f} | {s:.2f} |" for d, r, h, c, n, s in preview])
     return dg.MaterializeResult(metadata={"dagster/row_count": len(preview), "preview": dg.MetadataValue.md(table)})
+
+
+@daily_asset(["marts", "prefix_families"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],
+             group_name="marts")
+def prefix_families(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
+                    settings: CachemeterSettings) -> dg.MaterializeResult:
+    """Rebuild the window's rows of ``marts.prefix_families`` (hit rate and lost savings per family)."""
+    params = window_params(context)
+    with warehouse_connection(duckdb) as conn:
+        replace_window(conn, "marts/prefix_families__delete_window", "marts/prefix_families__insert_window",
+                       params, {**params, "baseline_days": settings.alert_baseline_days})
+        rows, families, lost = conn.execute(
+            "select count(*), count(distinct prefix_family), coalesce(sum(lost_savings_usd), 0) "
+            "from marts.prefix_families where day >= $start and day < $end", params).fetchall()[0]
+    return dg.MaterializeResult(metadata={"dagster/row_count": rows, "families": families,
+                                          "lost_savings_usd": f"{lost:.6f}"})

@@ -1,0 +1,45 @@
+-- Roll usage up to prefix families per UTC day for [$start, $end), with each family's own trailing
+-- $baseline_days-day token hit rate and what falling below it cost (USD, DECIMAL).
+insert into marts.prefix_families by name
+with
+family_days as (
+    select
+        u.day, u.prefix_family, u.provider, u.model, u.tenant, u.app,
+        sum(u.request_count) as requests,
+        case when count(u.rendered_chars) > 0
+             then count(distinct coalesce(u.opening_hashes[4], u.opening_hashes[-1])) end as distinct_openings,
+        sum(u.prompt_tokens) as prompt_tokens,
+        sum(u.cache_read_tokens) as cache_read_tokens,
+        sum(c.cost_usd) as cost_usd,
+        sum(c.savings_usd) as savings_usd,
+        sum(usd(u.prompt_tokens, c.input_per_mtok - c.cache_read_per_mtok)) filter (where c.priced) as read_discount_usd
+    from core.usage u
+    join core.usage_costs c using (request_id)
+    where u.day >= $start::date - to_days($baseline_days) and u.day < $end
+    group by all
+),
+with_baseline as (
+    select
+        f.*,
+        f.cache_read_tokens / nullif(f.prompt_tokens, 0) as token_hit_rate,
+        sum(f.cache_read_tokens) over trailing_days / nullif(sum(f.prompt_tokens) over trailing_days, 0) as baseline_hit_rate
+    from family_days f
+    window trailing_days as (
+        partition by f.prefix_family, f.provider, f.model, f.tenant, f.app
+        order by f.day
+        range between to_days($baseline_days) preceding and interval 1 day preceding
+    )
+),
+final as (
+    select
+        day, prefix_family, provider, model, tenant, app, requests::bigint as requests, distinct_openings,
+        prompt_tokens::bigint as prompt_tokens, cache_read_tokens::bigint as cache_read_tokens, token_hit_rate,
+        coalesce(cost_usd, 0)::decimal(38, 15) as cost_usd,
+        coalesce(savings_usd, 0)::decimal(38, 15) as savings_usd,
+        baseline_hit_rate,
+        cast(greatest(coalesce(baseline_hit_rate - token_hit_rate, 0), 0)::decimal(18, 9)
+             * coalesce(read_discount_usd, 0) as decimal(38, 15)) as lost_savings_usd
+    from with_baseline
+    where day >= $start and day < $end
+)
+select * from final;
