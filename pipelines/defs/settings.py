@@ -10,6 +10,8 @@
 | CACHEMETER_ALERT_CRITICAL_DROP| 0.40                             | hit_rate_drop: drop that makes it critical |
 | CACHEMETER_ALERT_MIN_REQUESTS | 50                               | hit_rate_drop: minimum requests on the day and in the baseline |
 | CACHEMETER_ALERT_BASELINE_DAYS| 7                                | hit_rate_drop: trailing baseline window, days |
+| CACHEMETER_CONFIG             | cachemeter.yaml (repository root)| alert thresholds file (documented defaults) |
+| CACHEMETER_WEBHOOK_URL        | (none)                           | where the alert sensor posts (name set in the config file) |
 """
 
 from __future__ import annotations
@@ -18,14 +20,20 @@ import os
 from pathlib import Path
 
 import dagster as dg
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DB = "warehouse/cachemeter.duckdb"
 DEFAULT_LOGS = str(REPO_ROOT / "fixtures" / "demo_logs")
+DEFAULT_CONFIG = str(REPO_ROOT / "cachemeter.yaml")
 
 
 class CachemeterSettings(dg.ConfigurableResource):
-    """Where the logs and price overrides are, and the alert thresholds (units in field names)."""
+    """Where the logs and price overrides are, and the alert thresholds (units in field names).
+
+    Thresholds come from ``cachemeter.yaml`` (``CACHEMETER_CONFIG`` names another copy); the
+    ``CACHEMETER_ALERT_*`` variables above override the hit-rate ones.
+    """
 
     logs_dir: str = DEFAULT_LOGS
     prices_file: str | None = None
@@ -34,20 +42,57 @@ class CachemeterSettings(dg.ConfigurableResource):
     alert_critical_drop: float = 0.40
     alert_min_requests: int = 50
     alert_baseline_days: int = 7
+    roi_window_days: int = 7
+    roi_min_write_premium_usd: float = 1.00
+    below_minimum_margin: float = 0.80
+    below_minimum_min_share: float = 0.50
+    isolated_tenants: list[str] = []
+    unpriced_min_requests: int = 1
+    quality_max_quarantine_share: float = 0.01
+    quality_min_records: int = 100
+    webhook_url_env: str = "CACHEMETER_WEBHOOK_URL"
 
     @classmethod
     def from_env(cls) -> "CachemeterSettings":
-        """Settings from the ``CACHEMETER_*`` environment variables (see the module docstring)."""
+        """Settings from ``cachemeter.yaml`` and the ``CACHEMETER_*`` variables (see the module docstring).
+
+        Raises ``ValueError`` naming the file when the configuration cannot be read.
+        """
         env = os.environ
+        config = load_config(Path(env.get("CACHEMETER_CONFIG", DEFAULT_CONFIG)))
+        alerts, webhook = config.get("alerts", {}), config.get("webhook", {})
+        rule = lambda name: alerts.get(name) or {}  # noqa: E731
         return cls(
             logs_dir=env.get("CACHEMETER_LOGS", DEFAULT_LOGS),
             prices_file=env.get("CACHEMETER_PRICES") or None,
             follow_symlinks=env.get("CACHEMETER_FOLLOW_SYMLINKS", "0") == "1",
-            alert_min_drop=float(env.get("CACHEMETER_ALERT_MIN_DROP", "0.20")),
-            alert_critical_drop=float(env.get("CACHEMETER_ALERT_CRITICAL_DROP", "0.40")),
-            alert_min_requests=int(env.get("CACHEMETER_ALERT_MIN_REQUESTS", "50")),
-            alert_baseline_days=int(env.get("CACHEMETER_ALERT_BASELINE_DAYS", "7")),
+            alert_min_drop=float(env.get("CACHEMETER_ALERT_MIN_DROP", rule("hit_rate_drop").get("min_drop", 0.20))),
+            alert_critical_drop=float(env.get("CACHEMETER_ALERT_CRITICAL_DROP", rule("hit_rate_drop").get("critical_drop", 0.40))),
+            alert_min_requests=int(env.get("CACHEMETER_ALERT_MIN_REQUESTS", alerts.get("min_requests", 50))),
+            alert_baseline_days=int(env.get("CACHEMETER_ALERT_BASELINE_DAYS", alerts.get("baseline_days", 7))),
+            roi_window_days=int(rule("negative_cache_roi").get("window_days", 7)),
+            roi_min_write_premium_usd=float(rule("negative_cache_roi").get("min_write_premium_usd", 1.0)),
+            below_minimum_margin=float(rule("below_cache_minimum").get("margin", 0.8)),
+            below_minimum_min_share=float(rule("below_cache_minimum").get("min_share", 0.5)),
+            isolated_tenants=[str(t) for t in rule("cross_tenant_prefix").get("isolated_tenants") or []],
+            unpriced_min_requests=int(rule("unpriced_usage").get("min_requests", 1)),
+            quality_max_quarantine_share=float(rule("data_quality").get("max_quarantine_share", 0.01)),
+            quality_min_records=int(rule("data_quality").get("min_records", 100)),
+            webhook_url_env=str(webhook.get("url_env", "CACHEMETER_WEBHOOK_URL")),
         )
+
+
+def load_config(path: Path) -> dict:
+    """The parsed configuration file, ``{}`` when it does not exist; ``ValueError`` naming the file if invalid."""
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping with 'alerts' and 'webhook'")
+    return data
 
 
 def database_path() -> str:

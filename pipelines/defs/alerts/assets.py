@@ -12,7 +12,8 @@ from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
 # one SQL file per rule: sql/alerts/cache_alerts__insert_<rule>.sql
-RULES = ("rotating_preamble", "hit_rate_drop")  # in this order: a known cause mutes the generic rule
+RULES = ("rotating_preamble", "hit_rate_drop",  # in this order: a known cause mutes the generic rule
+         "negative_cache_roi", "below_cache_minimum", "cross_tenant_prefix", "unpriced_usage", "data_quality")
 
 
 @daily_asset(["marts", "cache_alerts"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],
@@ -22,7 +23,15 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     """Recompute the window's alerts, every rule in ``RULES`` (stable ``alert_id``: re-runs never duplicate)."""
     params = window_params(context)
     rule_params = {**params, "min_drop": settings.alert_min_drop, "critical_drop": settings.alert_critical_drop,
-                   "min_requests": settings.alert_min_requests, "baseline_days": settings.alert_baseline_days}
+                   "min_requests": settings.alert_min_requests, "baseline_days": settings.alert_baseline_days,
+                   "roi_window_days": settings.roi_window_days,
+                   "roi_min_write_premium_usd": settings.roi_min_write_premium_usd,
+                   "below_minimum_margin": settings.below_minimum_margin,
+                   "below_minimum_min_share": settings.below_minimum_min_share,
+                   "isolated_tenants": settings.isolated_tenants,
+                   "unpriced_min_requests": settings.unpriced_min_requests,
+                   "quality_max_quarantine_share": settings.quality_max_quarantine_share,
+                   "quality_min_records": settings.quality_min_records}
     with warehouse_connection(duckdb) as conn:
         with transaction(conn):
             conn.execute(statement("alerts/cache_alerts__delete_window"), params)

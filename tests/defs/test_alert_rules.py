@@ -1,0 +1,81 @@
+"""The remaining alert rules of marts.cache_alerts, each on a small dataset built to trip it (and one that must not)."""
+
+import json
+from datetime import date, timedelta
+from decimal import Decimal
+
+import pytest
+
+from tests.conftest import query, run_pipeline, write_jsonl
+
+
+def openai_rows(day: date, n: int, prompt: int, cached: int = 0, app="bot", tenant="acme", key=None, model="gpt-4.1"):
+    return [{"ts": f"{day}T{i % 24:02d}:{i % 60:02d}:00Z", "provider": "openai", "model": model, "tenant": tenant, "app": app,
+             "request_id": f"{tenant}-{app}-{day}-{i}",
+             **({"request": {"prompt_cache_key": key}} if key else {}),
+             "response": {"usage": {"prompt_tokens": prompt, "completion_tokens": 5,
+                                    "prompt_tokens_details": {"cached_tokens": cached}}}} for i in range(n)]
+
+
+def alerts(db, rule):
+    return query(db, "select day, tenant, app, observed, lost_savings_usd, message from marts.cache_alerts "
+                     "where rule = $rule order by day", {"rule": rule})
+
+
+def test_unpriced_usage_names_the_model_and_the_fix(tmp_path):
+    write_jsonl(tmp_path / "logs" / "a.jsonl", openai_rows(date(2026, 11, 20), 3, 2000, model="house-model-x"))
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    (row,) = alerts(db, "unpriced_usage")
+    assert row[3] == 3.0 and "openai house-model-x: 3 requests" in row[5] and "add it with --prices" in row[5]
+
+
+def test_data_quality_fires_when_a_days_files_reject_too_much(tmp_path):
+    good = openai_rows(date(2026, 11, 20), 180, 2000)
+    write_jsonl(tmp_path / "logs" / "a.jsonl", [json.dumps(r) for r in good] + ['{"broken'] * 20)
+    write_jsonl(tmp_path / "logs" / "b.jsonl", openai_rows(date(2026, 11, 21), 150, 2000, app="clean"))
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    rows = alerts(db, "data_quality")
+    assert [(r[0], r[3]) for r in rows] == [(date(2026, 11, 20), 0.1)]
+
+
+def test_negative_cache_roi_fires_once_when_writes_are_never_read(tmp_path):
+    # Anthropic claude-sonnet-4-5: 5m writes at $3.75 vs $3.00 input -> $0.75/MTok premium; 60 x 30,000 written/day
+    records = []
+    for d in range(4):
+        day = date(2026, 11, 10) + timedelta(days=d)
+        records += [{"ts": f"{day}T{i % 24:02d}:00:00Z", "provider": "anthropic", "model": "claude-sonnet-4-5", "tenant": "acme",
+                     "app": "agent", "request_id": f"{day}-{i}",
+                     "response": {"type": "message", "usage": {"input_tokens": 100, "cache_creation_input_tokens": 30_000,
+                                                              "cache_read_input_tokens": 0, "output_tokens": 10}}}
+                    for i in range(60)]
+    write_jsonl(tmp_path / "logs" / "a.jsonl", records)
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    rows = alerts(db, "negative_cache_roi")
+    assert [r[0] for r in rows] == [date(2026, 11, 10)]
+    assert rows[0][4] == Decimal("1.35")  # 60 x 30,000 x $0.75 / 1e6, no reads to offset it
+
+
+def test_below_cache_minimum_points_at_prompts_just_under_the_floor(tmp_path):
+    # OpenAI caches from 1,024 prompt tokens (reference/providers.md 1.4): 1,000-token prompts never hit
+    write_jsonl(tmp_path / "logs" / "a.jsonl", openai_rows(date(2026, 11, 20), 60, 1000) +
+                openai_rows(date(2026, 11, 20), 60, 400, app="short"))
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    rows = alerts(db, "below_cache_minimum")
+    assert [(r[2], r[3]) for r in rows] == [("bot", 1.0)]
+    assert "just under the 1,024-token cache minimum" in rows[0][5]
+    assert rows[0][4] == Decimal("0.09")  # 60 x 1,000 tokens x ($2.00 - $0.50) / 1e6
+
+
+def test_cross_tenant_prefix_respects_the_isolated_tenants_setting(tmp_path, monkeypatch):
+    config = tmp_path / "cachemeter.yaml"
+    config.write_text("alerts:\n  cross_tenant_prefix:\n    isolated_tenants: [bank]\n")
+    monkeypatch.setenv("CACHEMETER_CONFIG", str(config))
+    day = date(2026, 11, 20)
+    write_jsonl(tmp_path / "logs" / "a.jsonl", openai_rows(day, 5, 2000, tenant="bank", key="shared-opening") +
+                openai_rows(day, 5, 2000, tenant="shop", key="shared-opening") +
+                openai_rows(day, 5, 2000, tenant="shop", app="x", key="only-shop") +
+                openai_rows(day, 5, 2000, tenant="toys", app="x", key="only-shop"))
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    rows = alerts(db, "cross_tenant_prefix")
+    assert [(r[1], r[3]) for r in rows] == [("bank,shop", 2.0)]
+    assert "although bank must be isolated" in rows[0][5]
