@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from fixtures import preamble_logs
-from tests.conftest import query, run_pipeline, write_jsonl
+from tests.conftest import query, run_pipeline, write_jsonl, write_prices
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +106,10 @@ def test_no_rotating_preamble_on_the_real_mooncake_traces(tmp_path, shared, trac
     logs.mkdir()
     shutil.copy(shared / "data" / "mooncake_fast25" / trace, logs)
     (logs / "source.yaml").write_text("provider: self_hosted\nmodel: kimi\ntrace_start: 2026-11-27T00:00:00Z\n")
-    db = run_pipeline(tmp_path, logs)
-    assert query(db, "select count(*) from marts.cache_alerts") == [(0,)]
+    prices = write_prices(tmp_path / "p.csv", [{"provider": "self_hosted", "model": "kimi", "effective_from": "2026-01-01",
+                                                "input_per_mtok": "0.60", "cache_read_per_mtok": "0.15", "output_per_mtok": "2.50"}])
+    db = run_pipeline(tmp_path, logs, prices)
+    assert query(db, "select count(*) from marts.cache_alerts") == [(0,)]  # no false alert of any rule
     # families come from the block-hash chain: the first two blocks (the conversation trace shares block 0 everywhere)
     families = query(db, "select count(distinct prefix_family), min(prefix_family like 'blk:%') from core.usage")[0]
     assert families[1] is True and families[0] > 100
