@@ -163,13 +163,14 @@ def _print_summary(db: Path, result) -> None:
         console.print(f"[bold]{len(alerts)} alert(s):[/bold]")
         for day, severity, message in alerts:
             colour = "red" if severity == "critical" else "yellow"
-            console.print(f"  [{colour}]{severity}[/{colour}] {day}: {message}")
+            console.print(f"  [{colour}]{severity}[/{colour}] {day}: {message}", soft_wrap=True)
     if result.first_day is None:
         rejected = sum(f[3] for f in files)
         console.print(f"[yellow]No usage rows were accepted: {rejected:,} record(s) quarantined (reasons above), "
                       "0 accepted.[/yellow]" if rejected else "[yellow]No log records were found.[/yellow]")
     command = _invoked_as()
-    console.print(f"Warehouse: {db}   try: {command} sql \"select * from marts.daily_savings order by day\" --db {db}")
+    console.print(f"Warehouse: {db}   try: {command} sql \"select * from marts.daily_savings order by day\" --db {db}",
+                  soft_wrap=True)
 
 
 def main() -> None:
