@@ -81,7 +81,8 @@ envelope as (
         case when is_envelope then j ->> '$.tenant' end as env_tenant,
         case when is_envelope then j ->> '$.app' end as env_app,
         case when is_envelope then j ->> '$.request_id' end as env_request_id,
-        case when is_envelope then j ->> '$.request.prompt_cache_key' end as prompt_cache_key
+        -- explicit prefix key: OpenAI prompt_cache_key in the logged request, else a gateway's prefix hash
+        case when is_envelope then coalesce(j ->> '$.request.prompt_cache_key', j ->> '$.prefix_hash') end as prompt_cache_key
     from unwrapped
 ),
 shaped as (

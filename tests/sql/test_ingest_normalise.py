@@ -329,3 +329,16 @@ def test_source_yaml_rejects_a_boolean_block_size(tmp_path):
     write_jsonl(tmp_path / "logs" / "t.jsonl", [GOOD])
     with pytest.raises(Exception, match="block_size_tokens must be a positive integer"):
         stage(tmp_path, tmp_path / "logs")
+
+
+def test_prefix_family_prefers_an_explicit_key_then_the_body_then_the_series(tmp_path):
+    body = {"usage": {"prompt_tokens": 10, "completion_tokens": 1}}
+    request = {"messages": [{"role": "system", "content": "You are terse."}]}
+    write_jsonl(tmp_path / "logs" / "a.jsonl", [
+        {"ts": TS, "provider": "openai", "model": "m", "request_id": "key", "request": {**request, "prompt_cache_key": "k1"}, "response": body},
+        {"ts": TS, "provider": "openai", "model": "m", "request_id": "gateway", "prefix_hash": "abc", "response": body},
+        {"ts": TS, "provider": "openai", "model": "m", "request_id": "body", "request": request, "response": body},
+        {"ts": TS, "provider": "openai", "model": "m", "request_id": "series", "response": body}])
+    conn, _ = stage(tmp_path, tmp_path / "logs")
+    families = dict(rows(conn, "select request_id, split_part(prefix_family, ':', 1) from stage.usage_rows"))
+    assert families == {"key": "key", "gateway": "key", "body": "fp", "series": "series"}
