@@ -8,12 +8,12 @@ from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
 
 
-def daily_asset(key: list[str], deps: list, group_name: str):
+def daily_asset(key: list[str], deps: list, group_name: str, check_specs: list | None = None):
     """``@dg.asset`` for a table rebuilt per UTC-day window: daily partitions, single-run backfills,
-    DuckDB pool ``duckdb`` (one writer at a time)."""
+    DuckDB pool ``duckdb`` (one writer at a time), and the checks it runs on the window it wrote."""
     return dg.asset(key=key, deps=deps, partitions_def=daily_partitions,
                     backfill_policy=dg.BackfillPolicy.single_run(), group_name=group_name,
-                    kinds={"duckdb"}, pool="duckdb")
+                    kinds={"duckdb"}, pool="duckdb", check_specs=check_specs)
 
 
 def replace_window(conn: duckdb.DuckDBPyConnection, delete_sql: str, insert_sql: str,

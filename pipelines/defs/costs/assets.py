@@ -4,13 +4,21 @@
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from pipelines.defs import checks
 from pipelines.defs.daily import daily_asset, replace_window
 from pipelines.defs.partitions import window_params
 from pipelines.defs.pricing.assets import CACHE_MINIMUMS, PRICES
 from pipelines.defs.resources import warehouse_connection
 
 
-@daily_asset(["core", "usage_costs"], deps=[dg.AssetKey(["core", "usage"]), PRICES, CACHE_MINIMUMS], group_name="core")
+KEY = ["core", "usage_costs"]
+
+
+@daily_asset(KEY, deps=[dg.AssetKey(["core", "usage"]), PRICES, CACHE_MINIMUMS], group_name="core", check_specs=[
+    checks.invariant_spec(KEY, "priced_rows_equal_usage_rows", "one cost row per usage row, none extra"),
+    checks.invariant_spec(KEY, "cost_equals_tokens_times_prices", "cost = sum of tokens x applied prices, exactly"),
+    checks.distribution_spec(KEY, "cost_distributions", "costs non-negative and plausible per request (Great Expectations)"),
+])
 def core_usage_costs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     """Price the window's usage rows set-wise (``sql/costs/usage_costs__insert_window.sql``); USD DECIMAL."""
     params = window_params(context)
@@ -23,9 +31,22 @@ def core_usage_costs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
         reasons = conn.execute(
             "select unpriced_reason, count(*) from core.usage_costs where day >= $start and day < $end "
             "and not priced group by 1 order by 2 desc limit 10", params).fetchall()
+        results = [
+            checks.invariant(conn, KEY, "priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once", params),
+            checks.invariant(conn, KEY, "cost_equals_tokens_times_prices", "usage_costs__cost_not_tokens_times_prices", params),
+            checks.distribution(conn, KEY, "cost_distributions",
+                                "select cost_usd::double as cost_usd, no_cache_cost_usd::double as no_cache_cost_usd, "
+                                "cache_outcome from core.usage_costs where day >= $start and day < $end and priced", params, [
+                                    # a single request above $100 is implausible for any catalogue model today
+                                    checks.gx().ExpectColumnValuesToBeBetween(column="cost_usd", min_value=0, max_value=100),
+                                    checks.gx().ExpectColumnValuesToBeBetween(column="no_cache_cost_usd", min_value=0, max_value=100),
+                                    checks.gx().ExpectColumnValuesToBeInSet(column="cache_outcome",
+                                                                            value_set=["hit", "write", "miss", "ineligible"]),
+                                ]),
+        ]
     metadata = {"dagster/row_count": rows, "unpriced_rows": unpriced, "cost_usd": f"{cost:.6f}",
                 "savings_usd": f"{savings:.6f}"}
     if reasons:
         metadata["unpriced_reasons"] = dg.MetadataValue.md(
             "\n".join(["| reason | rows |", "|---|---:|"] + [f"| {r} | {n} |" for r, n in reasons]))
-    return dg.MaterializeResult(metadata=metadata)
+    return dg.MaterializeResult(metadata=metadata, check_results=results)

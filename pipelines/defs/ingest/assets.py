@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from pipelines.defs import checks
 from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
@@ -23,6 +24,8 @@ QUARANTINE = dg.AssetKey(["core", "quarantine"])
         dg.AssetSpec(QUARANTINE, group_name="ingest", kinds={"duckdb"},
                      description="Every rejected log record with its reason and a privacy-safe excerpt."),
     ],
+    check_specs=[checks.invariant_spec(["stage", "usage_rows"], "rows_in_equal_accepted_plus_quarantined",
+                                       "per file: rows in = accepted + quarantined, and the tables hold exactly those rows")],
     pool="duckdb",
 )
 def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settings: CachemeterSettings):
@@ -35,6 +38,8 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
         results = ingest.stage_logs(conn, Path(settings.logs_dir), settings.follow_symlinks, on_file=on_file,
                                     earliest=date.fromisoformat(PARTITIONS_START))
         totals = conn.execute("select count(*), (select count(*) from core.quarantine) from stage.usage_rows").fetchall()[0]
+        accounting = checks.invariant(conn, ["stage", "usage_rows"], "rows_in_equal_accepted_plus_quarantined",
+                                      "files__rows_do_not_add_up", {})
     progress.report("ingest", len(results), len(results), "done")
     staged = [r for r in results if not r.skipped]
     rows_in = sum(r.rows_in for r in staged)
@@ -51,3 +56,4 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
         "dagster/row_count": totals[0], "files": dg.MetadataValue.md(table)})
     yield dg.MaterializeResult(asset_key=QUARANTINE, metadata={"dagster/row_count": totals[1],
                                                                "rows_quarantined_this_run": quarantined})
+    yield accounting

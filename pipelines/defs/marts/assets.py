@@ -4,14 +4,21 @@
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from pipelines.defs import checks
 from pipelines.defs.daily import daily_asset, replace_window
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
 
 
-@daily_asset(["marts", "daily_savings"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],
-             group_name="marts")
+SAVINGS = ["marts", "daily_savings"]
+
+
+@daily_asset(SAVINGS, deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])], group_name="marts",
+             check_specs=[
+                 checks.invariant_spec(SAVINGS, "totals_equal_line_items", "daily totals = sum of request rows, exactly"),
+                 checks.distribution_spec(SAVINGS, "savings_distributions", "hit rates within [0, 1] (Great Expectations)"),
+             ])
 def daily_savings(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     """Rebuild the window's rows of ``marts.daily_savings``; metadata previews the window's totals."""
     params = window_params(context)
@@ -21,10 +28,20 @@ def daily_savings(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> 
             "select day, sum(requests), sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0), sum(cost_usd), "
             "sum(no_cache_cost_usd), sum(savings_usd) from marts.daily_savings "
             "where day >= $start and day < $end group by day order by day", params).fetchall()
+        results = [
+            checks.invariant(conn, SAVINGS, "totals_equal_line_items", "daily_savings__totals_differ_from_line_items", params),
+            checks.distribution(conn, SAVINGS, "savings_distributions",
+                                "select token_hit_rate, request_hit_rate from marts.daily_savings "
+                                "where day >= $start and day < $end", params, [
+                                    checks.gx().ExpectColumnValuesToBeBetween(column="token_hit_rate", min_value=0, max_value=1),
+                                    checks.gx().ExpectColumnValuesToBeBetween(column="request_hit_rate", min_value=0, max_value=1),
+                                ]),
+        ]
     table = "\n".join(["| day | requests | token hit rate | cost USD | no-cache USD | savings USD |",
                        "|---|---:|---:|---:|---:|---:|"]
                       + [f"| {d} | {r} | {h or 0:.1%} | {c:.2f} | {n:.2f} | {s:.2f} |" for d, r, h, c, n, s in preview])
-    return dg.MaterializeResult(metadata={"dagster/row_count": len(preview), "preview": dg.MetadataValue.md(table)})
+    return dg.MaterializeResult(metadata={"dagster/row_count": len(preview), "preview": dg.MetadataValue.md(table)},
+                                check_results=results)
 
 
 @daily_asset(["marts", "prefix_families"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],

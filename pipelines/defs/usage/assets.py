@@ -5,6 +5,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.ingest.assets import STAGED_USAGE
+from pipelines.defs import checks
 from pipelines.defs.daily import daily_asset, replace_window
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
@@ -12,7 +13,14 @@ from pipelines.lib import prices
 from pipelines.lib.sql import statement
 
 
-@daily_asset(["core", "usage"], deps=[STAGED_USAGE], group_name="core")
+KEY = ["core", "usage"]
+
+
+@daily_asset(KEY, deps=[STAGED_USAGE], group_name="core", check_specs=[
+    checks.invariant_spec(KEY, "token_classes_sum_to_prompt", "uncached + cache read + writes = prompt; no negative counts"),
+    checks.invariant_spec(KEY, "request_id_unique", "each request_id occurs once in core.usage"),
+    checks.distribution_spec(KEY, "usage_distributions", "known providers, plausible token counts (Great Expectations)"),
+])
 def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     """Replace the window's rows of ``core.usage`` from ``stage.usage_rows`` (one transaction).
 
@@ -30,5 +38,18 @@ def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.
         rows, requests = conn.execute(
             "select count(*), coalesce(sum(request_count), 0) from core.usage where day >= $start and day < $end",
             params).fetchall()[0]
+        results = [
+            checks.invariant(conn, KEY, "token_classes_sum_to_prompt", "usage__token_classes_do_not_close", params),
+            checks.invariant(conn, KEY, "request_id_unique", "usage__duplicate_request_ids", params),
+            checks.distribution(conn, KEY, "usage_distributions",
+                                "select provider, prompt_tokens, output_tokens, cache_read_tokens / nullif(prompt_tokens, 0) "
+                                "as read_share from core.usage where day >= $start and day < $end", params, [
+                                    checks.gx().ExpectColumnValuesToBeInSet(column="provider", value_set=checks.KNOWN_PROVIDERS),
+                                    checks.gx().ExpectColumnValuesToBeBetween(column="prompt_tokens", min_value=0, max_value=10_000_000),
+                                    checks.gx().ExpectColumnValuesToBeBetween(column="output_tokens", min_value=0, max_value=1_000_000),
+                                    checks.gx().ExpectColumnValuesToBeBetween(column="read_share", min_value=0, max_value=1),
+                                ]),
+        ]
     return dg.MaterializeResult(metadata={"dagster/row_count": rows, "requests": int(requests),
-                                          "models": len(pairs), "window": f"{params['start']} .. {params['end']}"})
+                                          "models": len(pairs), "window": f"{params['start']} .. {params['end']}"},
+                                check_results=results)

@@ -1,0 +1,53 @@
+"""Data checks run inside the assets they guard, on the partition window just written.
+
+Accounting invariants are blocking ERROR checks, one SQL predicate each (``sql/checks/*.sql``,
+each returning a ``violations`` count that must be 0). Distribution checks are WARN checks run by
+Great Expectations on pandas batches of the window (``lib/expectations.py``). Observed values go
+into the check metadata.
+"""
+
+import dagster as dg
+import duckdb
+
+from pipelines.lib import expectations
+from pipelines.lib.sql import params_for, statement
+
+KNOWN_PROVIDERS = ["openai", "azure", "anthropic", "gemini", "bedrock", "deepseek", "self_hosted"]
+
+
+def invariant_spec(asset_key: list[str], name: str, description: str) -> dg.AssetCheckSpec:
+    """A blocking ERROR check: downstream assets do not run when it fails."""
+    return dg.AssetCheckSpec(name, asset=dg.AssetKey(asset_key), blocking=True, description=description)
+
+
+def distribution_spec(asset_key: list[str], name: str, description: str) -> dg.AssetCheckSpec:
+    """A WARN check computed with Great Expectations."""
+    return dg.AssetCheckSpec(name, asset=dg.AssetKey(asset_key), description=description)
+
+
+def invariant(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, sql_name: str,
+              params: dict) -> dg.AssetCheckResult:
+    """Run ``sql/checks/<sql_name>.sql``; passes when it counts 0 violations."""
+    text = statement(f"checks/{sql_name}")
+    violations = conn.execute(text, params_for(text, params)).fetchall()[0][0]
+    return dg.AssetCheckResult(check_name=name, asset_key=dg.AssetKey(asset_key), passed=violations == 0,
+                               severity=dg.AssetCheckSeverity.ERROR,
+                               metadata={"violations": int(violations), "predicate": f"sql/checks/{sql_name}.sql"})
+
+
+def distribution(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, sql: str, params: dict,
+                 suite: list) -> dg.AssetCheckResult:
+    """Validate the rows of ``sql`` with a GX suite; WARN severity, per-expectation outcomes in metadata."""
+    outcomes = expectations.validate(conn, sql, params, suite)
+    metadata = {f"{o.expectation}:{o.column}": dg.MetadataValue.json(o.as_metadata()) for o in outcomes}
+    metadata["rows_checked"] = max((o.element_count for o in outcomes), default=0)
+    return dg.AssetCheckResult(check_name=name, asset_key=dg.AssetKey(asset_key),
+                               passed=all(o.success for o in outcomes),
+                               severity=dg.AssetCheckSeverity.WARN, metadata=metadata)
+
+
+def gx():
+    """The ``great_expectations.expectations`` module (imported lazily: it takes seconds)."""
+    import great_expectations as gx_module
+
+    return gx_module.expectations

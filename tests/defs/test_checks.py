@@ -1,0 +1,99 @@
+"""Data checks: they pass on a clean run and each one fails when its rule is broken."""
+
+from datetime import date
+
+import dagster as dg
+import duckdb
+import pytest
+
+from pipelines.defs import checks
+from tests.conftest import run_pipeline
+from tests.defs.test_pipeline import hit_rate_logs
+
+WINDOW = {"start": date(2026, 11, 1), "end": date(2026, 11, 11)}
+
+
+@pytest.fixture(scope="module")
+def clean_db(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("checks")
+    hit_rate_logs(tmp / "logs", broken_from=date(2026, 11, 8))
+    return run_pipeline(tmp, tmp / "logs")
+
+
+@pytest.fixture
+def db(clean_db, tmp_path):
+    target = tmp_path / "w.duckdb"
+    target.write_bytes(clean_db.read_bytes())
+    return target
+
+
+def test_every_check_passes_on_a_clean_run_and_is_recorded(tmp_path):
+    from pipelines.definitions import defs
+    from pipelines import runner
+
+    hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))
+    runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", None)
+    loaded = defs()
+    result = dg.materialize(list(loaded.assets), resources=dict(loaded.resources), instance=dg.DagsterInstance.ephemeral(),
+                            selection=dg.AssetSelection.assets(*[dg.AssetKey(k) for k in runner.INGEST_KEYS]))
+    evaluations = result.get_asset_check_evaluations()
+    result = dg.materialize(list(loaded.assets), resources=dict(loaded.resources), instance=dg.DagsterInstance.ephemeral(),
+                            selection=dg.AssetSelection.assets(*[dg.AssetKey(k) for k in runner.DAILY_KEYS]),
+                            partition_key="2026-11-08")
+    evaluations += result.get_asset_check_evaluations()
+    names = {e.check_name: e.passed for e in evaluations}
+    assert names == {"rows_in_equal_accepted_plus_quarantined": True, "token_classes_sum_to_prompt": True,
+                     "request_id_unique": True, "usage_distributions": True, "priced_rows_equal_usage_rows": True,
+                     "cost_equals_tokens_times_prices": True, "cost_distributions": True,
+                     "totals_equal_line_items": True, "savings_distributions": True}
+    gx_metadata = next(e for e in evaluations if e.check_name == "usage_distributions").metadata
+    assert gx_metadata["rows_checked"].value == 60
+
+
+BREAKS = [
+    ("token_classes_sum_to_prompt", "usage__token_classes_do_not_close",
+     "update core.usage set uncached_input_tokens = uncached_input_tokens + 1 where request_id = '2026-11-03-5'"),
+    ("request_id_unique", "usage__duplicate_request_ids",
+     "insert into core.usage select * from core.usage where request_id = '2026-11-03-5'"),
+    ("priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once",
+     "delete from core.usage_costs where request_id = '2026-11-03-5'"),
+    ("cost_equals_tokens_times_prices", "usage_costs__cost_not_tokens_times_prices",
+     "update core.usage_costs set cost_usd = cost_usd + 0.000000000000001 where request_id = '2026-11-03-5'"),
+    ("totals_equal_line_items", "daily_savings__totals_differ_from_line_items",
+     "update marts.daily_savings set savings_usd = savings_usd - 0.01 where day = '2026-11-03'"),
+    ("rows_in_equal_accepted_plus_quarantined", "files__rows_do_not_add_up",
+     "update stage.files set rows_quarantined = rows_quarantined + 1"),
+]
+
+
+@pytest.mark.parametrize("name, predicate, damage", BREAKS, ids=[b[0] for b in BREAKS])
+def test_each_invariant_fails_when_its_rule_is_broken(db, name, predicate, damage):
+    with duckdb.connect(str(db)) as conn:
+        assert checks.invariant(conn, ["x"], name, predicate, WINDOW).passed
+        conn.execute(damage)
+        broken = checks.invariant(conn, ["x"], name, predicate, WINDOW)
+    assert not broken.passed and broken.metadata["violations"].value >= 1
+    assert broken.severity == dg.AssetCheckSeverity.ERROR
+
+
+def test_distribution_check_warns_with_the_unexpected_values(db):
+    suite = [checks.gx().ExpectColumnValuesToBeInSet(column="provider", value_set=checks.KNOWN_PROVIDERS)]
+    sql = "select provider from core.usage where day >= $start and day < $end"
+    with duckdb.connect(str(db)) as conn:
+        assert checks.distribution(conn, ["x"], "d", sql, WINDOW, suite).passed
+        conn.execute("update core.usage set provider = 'mystery' where request_id = '2026-11-03-5'")
+        result = checks.distribution(conn, ["x"], "d", sql, WINDOW, suite)
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
+    outcome = result.metadata["ExpectColumnValuesToBeInSet:provider"].value
+    assert outcome["unexpected"] == 1 and outcome["examples"] == ["mystery"] and outcome["rows"] == 600
+
+
+def test_distribution_checks_read_large_windows_in_chunks(db, monkeypatch):
+    from pipelines.lib import expectations
+
+    monkeypatch.setattr(expectations, "CHUNK_ROWS", 64)
+    suite = [checks.gx().ExpectColumnValuesToBeBetween(column="prompt_tokens", min_value=0, max_value=4000)]
+    with duckdb.connect(str(db)) as conn:
+        result = checks.distribution(conn, ["x"], "d", "select prompt_tokens from core.usage where day >= $start and day < $end",
+                                     WINDOW, suite)
+    assert result.passed and result.metadata["rows_checked"].value == 600
