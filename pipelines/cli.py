@@ -78,15 +78,20 @@ def sql(
     query: str = typer.Argument(..., help="A SELECT (or other read-only) statement in DuckDB SQL."),
     db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file."),
     output: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, csv or json."),
+    live: bool = typer.Option(False, "--live", help="Read the warehouse file itself, not its snapshot "
+                              "(fails while a run holds the file)."),
 ) -> None:
-    """Answer an ad-hoc query on a read-only connection to the warehouse.
+    """Answer an ad-hoc query on a read-only connection, from the snapshot the last run published.
+
+    The snapshot (`<warehouse>.snapshot.duckdb`) answers even while a run writes the warehouse.
 
     Example: `cachemeter sql "select day, sum(savings_usd) from marts.daily_savings group by all order by day"`
     """
     import duckdb
 
+    source = db if live or not warehouse.snapshot_path(db).exists() else warehouse.snapshot_path(db)
     try:
-        conn = warehouse.connect(db, read_only=True)
+        conn = warehouse.connect(source, read_only=True)
         cursor = conn.execute(query)
         columns = [d[0] for d in cursor.description or []]
         rows = cursor.fetchall()
@@ -132,7 +137,7 @@ def _invoked_as() -> str:
 
 
 def _print_summary(db: Path, result) -> None:
-    with warehouse.connect(db, read_only=True) as conn:
+    with warehouse.connect(warehouse.snapshot_path(db), read_only=True) as conn:
         files = conn.execute(
             "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files order by source_file").fetchall()
         days = conn.execute(

@@ -21,6 +21,7 @@ from pipelines.lib import warehouse
 INGEST_KEYS = [["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
 DAILY_KEYS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "prefix_families"],
               ["marts", "cache_alerts"]]
+PUBLISH_KEYS = [["publish", "warehouse_snapshot"]]
 
 
 class PipelineError(RuntimeError):
@@ -61,6 +62,7 @@ def run_pipeline(instance: dg.DagsterInstance | None = None) -> RunResult:
     with warehouse.connect(os.environ["CACHEMETER_DB"]) as conn:
         first, last = conn.execute("select min(day), max(day) from stage.usage_rows").fetchall()[0]
     if first is None:
+        _materialize(assets, resources, PUBLISH_KEYS, instance, quiet, {}, "publishing the snapshot")
         return RunResult(None, None)
     if first < date.fromisoformat(PARTITIONS_START):
         raise PipelineError(f"the logs hold usage from {first}, before the first partition {PARTITIONS_START}; "
@@ -68,6 +70,7 @@ def run_pipeline(instance: dg.DagsterInstance | None = None) -> RunResult:
     tags = {"dagster/asset_partition_range_start": first.isoformat(),
             "dagster/asset_partition_range_end": last.isoformat()}
     _materialize(assets, resources, DAILY_KEYS, instance, quiet, tags, f"days {first} .. {last}")
+    _materialize(assets, resources, PUBLISH_KEYS, instance, quiet, {}, "publishing the snapshot")
     return RunResult(first, last)
 
 

@@ -4,6 +4,7 @@ import dagster as dg
 import duckdb
 
 from pipelines.defs.partitions import daily_partitions
+from pipelines.lib import faults
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
 
@@ -25,4 +26,5 @@ def replace_window(conn: duckdb.DuckDBPyConnection, delete_sql: str, insert_sql:
     """
     with transaction(conn):
         conn.execute(statement(delete_sql), params)
+        faults.maybe_die(f"window:{insert_sql}")
         conn.execute(statement(insert_sql), insert_params or params)

@@ -22,7 +22,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.lib import cache_models, fingerprints
+from pipelines.lib import cache_models, faults, fingerprints
 from pipelines.lib.logfiles import LogFile, Unreadable, discover, malformed_json_excerpt, read_records
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
@@ -68,6 +68,7 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
             results.append(FileResult(log.relative, *previous[3:], skipped=True))
             continue
         results.append(stage_file(conn, log, earliest, latest))
+        faults.maybe_die("stage:after_file")
     return results
 
 
@@ -113,6 +114,7 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = d
         conn.execute(statement("ingest/usage_rows__delete_file"), file_param)
         conn.execute(statement("ingest/quarantine__delete_file"), file_param)
         conn.execute(statement("ingest/files__delete"), file_param)
+        faults.maybe_die("stage:mid_file")
         conn.execute(statement("ingest/file_rows__mark_duplicates"), file_param)
         conn.execute(statement("ingest/usage_rows__insert_file"), file_param)
         conn.execute(statement("ingest/quarantine__insert_file"), file_param)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+import os
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -60,3 +62,24 @@ def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConn
         conn.execute("rollback")
         raise
     conn.execute("commit")
+
+
+def snapshot_path(db_path: str | Path) -> Path:
+    """Where the read-only snapshot of ``db_path`` is published: ``<name>.snapshot.duckdb`` beside it."""
+    path = Path(db_path)
+    return path.with_name(f"{path.stem}.snapshot.duckdb")
+
+
+def publish_snapshot(conn: duckdb.DuckDBPyConnection, db_path: str | Path) -> Path:
+    """Checkpoint the warehouse and atomically replace its snapshot with a copy; returns the snapshot path.
+
+    DuckDB lets one process write a file and blocks every other process, readers too; ad-hoc SQL
+    reads this snapshot instead, so it neither blocks nor is blocked by a run. Readers that have the
+    old snapshot open keep reading it (the rename leaves their file intact).
+    """
+    conn.execute("checkpoint")
+    target = snapshot_path(db_path)
+    partial = target.with_name(target.name + ".partial")
+    shutil.copyfile(db_path, partial)
+    os.replace(partial, target)
+    return target

@@ -1,0 +1,71 @@
+"""Crashes and concurrent readers: SIGKILL at controlled points, and queries while a run writes."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import date
+
+import pytest
+
+from tests.conftest import snapshot
+from tests.defs.test_pipeline import hit_rate_logs
+
+
+def run_cli(args, cwd, extra_env=None, timeout=300):
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), **(extra_env or {})}
+    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("reliability") / "logs"
+    hit_rate_logs(folder, broken_from=date(2026, 11, 8))
+    # split into three files so a run can die between files
+    lines = (folder / "usage.jsonl").read_text().splitlines()
+    (folder / "usage.jsonl").unlink()
+    for n in range(3):
+        (folder / f"part-{n}.jsonl").write_text("\n".join(lines[n::3]) + "\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def clean_tables(logs, tmp_path_factory):
+    db = tmp_path_factory.mktemp("clean") / "w.duckdb"
+    assert run_cli(["run", "--logs", str(logs), "--db", str(db)], db.parent).returncode == 0
+    return snapshot(db)
+
+
+@pytest.mark.parametrize("point", ["stage:mid_file", "stage:after_file", "window:core/usage__insert_window",
+                                   "window:marts/daily_savings__insert_window"])
+def test_sigkill_then_rerun_gives_exactly_the_tables_of_a_clean_run(logs, clean_tables, tmp_path, point):
+    db = tmp_path / "w.duckdb"
+    killed = run_cli(["run", "--logs", str(logs), "--db", str(db)], tmp_path, {"CACHEMETER_KILL_AT": point})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    again = run_cli(["run", "--logs", str(logs), "--db", str(db)], tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert snapshot(db) == clean_tables
+
+
+def test_queries_answer_from_the_snapshot_while_another_process_writes(logs, tmp_path):
+    db = tmp_path / "w.duckdb"
+    assert run_cli(["run", "--logs", str(logs), "--db", str(db)], tmp_path).returncode == 0
+    # a second process takes the warehouse's single-writer lock and sits in an open transaction
+    writer = subprocess.Popen([sys.executable, "-c", (
+        "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); c.execute('begin transaction'); "
+        "c.execute('delete from marts.daily_savings'); print('locked', flush=True); time.sleep(60)"), str(db)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "locked"
+        answered = run_cli(["sql", "select count(*) as days from marts.daily_savings", "--db", str(db), "--format", "json"],
+                           tmp_path)
+        blocked = run_cli(["sql", "select 1", "--db", str(db), "--live"], tmp_path)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert answered.returncode == 0, answered.stderr
+    assert json.loads(answered.stdout) == [{"days": 10}]
+    assert blocked.returncode == 1 and "lock" in blocked.stderr.lower()
