@@ -111,6 +111,7 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = d
 
     file_param = {"source_file": log.relative}
     with transaction(conn):
+        conn.execute(statement("ingest/pending_days__insert_file"), file_param)
         conn.execute(statement("ingest/usage_rows__delete_file"), file_param)
         conn.execute(statement("ingest/quarantine__delete_file"), file_param)
         conn.execute(statement("ingest/files__delete"), file_param)

@@ -21,6 +21,7 @@ def test_definitions_load_with_assets_schedule_and_job():
     assert loaded.resolve_job_def("cachemeter_nightly") is not None
     assert loaded.resolve_schedule_def("nightly_schedule") is not None
     assert loaded.resolve_sensor_def("alert_webhook_sensor") is not None
+    assert loaded.resolve_sensor_def("late_logs_sensor") is not None
     from pipelines.defs.jobs import nightly_schedule
 
     request = nightly_schedule(dg.build_schedule_context(

@@ -1,0 +1,9 @@
+-- Mark the days a file's (re-)staging touches as pending: days of its previous rows and of its new rows.
+insert into stage.pending_days
+select distinct day, now() as staged_at
+from (
+    select day from stage.usage_rows where source_file = $source_file
+    union
+    select (ts at time zone 'UTC')::date as day from file_rows where reason is null
+)
+where day not in (select day from stage.pending_days);
