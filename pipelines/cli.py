@@ -145,14 +145,21 @@ def _print_summary(db: Path, result) -> None:
             "sum(cost_usd), sum(no_cache_cost_usd), sum(savings_usd), sum(unpriced_requests) "
             "from marts.daily_savings group by day order by day").fetchall()
         alerts = conn.execute("select day, severity, message from marts.cache_alerts order by day, severity").fetchall()
-        reasons = conn.execute("select reason, count(*) from core.quarantine group by 1 order by 2 desc limit 5").fetchall()
+        rejected = conn.execute("select source_file, source_line, reason, count(*) over () from core.quarantine "
+                                "order by source_file, source_line limit 12").fetchall()
 
     table = Table("file", "rows in", "accepted", "quarantined", title="Files (rows in = accepted + quarantined)")
     for name, rows_in, accepted, quarantined in files:
         table.add_row(name, f"{rows_in:,}", f"{accepted:,}", f"[red]{quarantined:,}[/red]" if quarantined else "0")
     console.print(table)
-    if reasons:
-        console.print("Top quarantine reasons: " + "; ".join(f"{r} ({n})" for r, n in reasons))
+    if rejected:
+        table = Table("file", "line", "why it was quarantined", title="Quarantined records (nothing is lost: see core.quarantine)")
+        for name, line, reason, _ in rejected:
+            table.add_row(name, str(line), reason if len(reason) <= 110 else reason[:107] + "...")
+        console.print(table)
+        if rejected[0][3] > len(rejected):
+            console.print(f"... and {rejected[0][3] - len(rejected):,} more: "
+                          f"{_invoked_as()} sql \"select reason, count(*) from core.quarantine group by 1 order by 2 desc\"")
 
     table = Table("day (UTC)", "requests", "prompt tokens", "token hit rate", "cost", "no-cache cost", "savings",
                   "unpriced", title="Daily savings (USD)")

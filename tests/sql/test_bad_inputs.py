@@ -2,6 +2,8 @@
 
 import json
 import shutil
+
+import yaml
 import zlib
 from pathlib import Path
 
@@ -16,11 +18,11 @@ CORPUS = REPO / "fixtures" / "bad"
 
 def test_every_kind_of_bad_input_is_accepted_or_quarantined_with_its_reason(tmp_path):
     logs = tmp_path / "logs"
-    shutil.copytree(CORPUS, logs, ignore=shutil.ignore_patterns("*.py", "*.md", "expected.json"))
+    shutil.copytree(CORPUS, logs, ignore=shutil.ignore_patterns("*.py", "*.md", "*.yaml"))
     (logs / "huge_single_line.jsonl").write_text('{"ts": "2026-11-20T10:00:00Z", "response": {"usage": '
                                                  '{"prompt_tokens": 1, "completion_tokens": 1}}, "pad": "'
                                                  + "x" * 50_000_000 + '"}\n')
-    expected = json.loads((CORPUS / "expected.json").read_text())
+    expected = yaml.safe_load((CORPUS / "expected_outcomes.yaml").read_text())
     expected["huge_single_line.jsonl"] = [1, 1, 0, None]
     conn = warehouse.connect(tmp_path / "w.duckdb")
     results = {r.source_file: r for r in ingest.stage_logs(conn, logs)}
