@@ -98,6 +98,11 @@ def sql(
     except FileNotFoundError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc
+    except duckdb.IOException as exc:
+        hint = (" (a run holds the warehouse's write lock: drop --live to read the snapshot)"
+                if "lock" in str(exc).lower() else "")
+        err_console.print(f"[red]error:[/red] {exc}{hint}")
+        raise typer.Exit(1) from exc
     except duckdb.Error as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc
@@ -158,8 +163,8 @@ def _print_summary(db: Path, result) -> None:
             table.add_row(name, str(line), reason if len(reason) <= 110 else reason[:107] + "...")
         console.print(table)
         if rejected[0][3] > len(rejected):
-            console.print(f"... and {rejected[0][3] - len(rejected):,} more: "
-                          f"{_invoked_as()} sql \"select reason, count(*) from core.quarantine group by 1 order by 2 desc\"")
+            console.print(f"... and {rejected[0][3] - len(rejected):,} more: {_invoked_as()} sql "
+                          f"\"select source_file, source_line, reason from core.quarantine order by all\" --db {db}", soft_wrap=True)
 
     table = Table("day (UTC)", "requests", "prompt tokens", "token hit rate", "cost", "no-cache cost", "savings",
                   "unpriced", title="Daily savings (USD)")
