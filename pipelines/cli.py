@@ -5,6 +5,8 @@ Examples::
     cachemeter run                                   # bundled demo logs -> warehouse/cachemeter.duckdb
     cachemeter run --logs ~/llm-logs --prices rates.csv
     cachemeter sql "select * from marts.daily_savings order by day"
+    cachemeter report --days 14            # self-contained HTML with charts
+    cachemeter doctor                      # what is installed, configured and what to fix
 """
 
 from __future__ import annotations
@@ -117,6 +119,46 @@ def sql(
         for row in rows:
             table.add_row(*[_cell(v) for v in row])
         console.print(table)
+
+
+@app.command()
+def report(
+    db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file (its snapshot is read)."),
+    days: int = typer.Option(30, "--days", min=1, help="How many UTC days of data to show (counting back from the last)."),
+    out: Path = typer.Option(Path("warehouse/report.html"), "--out", help="Where to write the HTML file."),
+) -> None:
+    """Write the daily cache report: one self-contained HTML file (charts and tables; opens offline).
+
+    Example: `cachemeter report --days 14 --out report.html` then open report.html in a browser.
+    """
+    from pipelines.lib import report as cache_report
+
+    source = warehouse.snapshot_path(db) if warehouse.snapshot_path(db).exists() else db
+    try:
+        with warehouse.connect(source, read_only=True) as conn:
+            written = cache_report.write(conn, out, days)
+    except FileNotFoundError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from exc
+    console.print(f"Report written to {written} ({written.stat().st_size / 1e6:.1f} MB, no network needed to open it)")
+
+
+@app.command()
+def doctor(db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file to check.")) -> None:
+    """Check the install, the price catalogue, the warehouse, DAGSTER_HOME and the webhook; say what to fix.
+
+    Example: `cachemeter doctor --db warehouse/cachemeter.duckdb`
+    """
+    from pipelines.lib import doctor as checks
+
+    results = checks.run_checks(db)
+    table = Table("check", "status", "detail / fix", title="cachemeter doctor")
+    for result in results:
+        colour = {"ok": "green", "warn": "yellow", "fail": "red"}[result.status]
+        table.add_row(result.name, f"[{colour}]{result.status}[/{colour}]", result.detail)
+    console.print(table)
+    if any(r.status == "fail" for r in results):
+        raise typer.Exit(1)
 
 
 def _cell(value) -> str:

@@ -21,7 +21,7 @@ from pipelines.lib import warehouse
 INGEST_KEYS = [["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
 DAILY_KEYS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "prefix_families"],
               ["marts", "cache_alerts"]]
-PUBLISH_KEYS = [["publish", "warehouse_snapshot"]]
+PUBLISH_KEYS = [["publish", "warehouse_snapshot"], ["publish", "cache_report"]]
 
 
 class PipelineError(RuntimeError):

@@ -2,10 +2,10 @@
 -- priced set-wise from core.prices. All money is USD, exact DECIMAL(38,15); costs are null (never
 -- zero) when priced = false.
 create table if not exists core.usage_costs (
-    request_id                varchar,
+    request_id                varchar,   -- the core.usage row this prices (key)
     day                       date,            -- UTC day (partition key)
-    provider                  varchar,
-    price_model               varchar,
+    provider                  varchar,   -- cachemeter provider name
+    price_model               varchar,   -- catalogue model id the price was looked up with
     price_variant             varchar,         -- price variant used: standard, batch, priority, flex
     tier_start_tokens         bigint,          -- long-context tier chosen from the whole prompt (0 = base tier)
     input_per_mtok            decimal(18, 9),  -- USD per million tokens applied to uncached input

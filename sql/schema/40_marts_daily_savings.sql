@@ -3,10 +3,10 @@
 -- requests add tokens but no cost, and are counted in unpriced_requests).
 create table if not exists marts.daily_savings (
     day                   date,            -- UTC day
-    provider              varchar,
+    provider              varchar,       -- cachemeter provider name
     model                 varchar,         -- model as reported
-    tenant                varchar,
-    app                   varchar,
+    tenant                varchar,       -- owning tenant
+    app                   varchar,       -- calling application
     requests              bigint,          -- requests (sum of request_count)
     prompt_tokens         bigint,          -- tokens
     uncached_input_tokens bigint,          -- tokens

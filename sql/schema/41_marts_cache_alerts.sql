@@ -5,10 +5,10 @@ create table if not exists marts.cache_alerts (
     day               date,            -- UTC day the incident was observed
     rule              varchar,         -- hit_rate_drop (more rules later)
     severity          varchar,         -- warning or critical
-    provider          varchar,
-    model             varchar,
-    tenant            varchar,
-    app               varchar,
+    provider          varchar,           -- provider of the scope (null for rules without one)
+    model             varchar,           -- model as reported (null for rules without one)
+    tenant            varchar,           -- tenant of the scope (for cross_tenant_prefix: the tenants sharing the family)
+    app               varchar,           -- app of the scope (null for rules without one)
     prefix_family     varchar,         -- null for series-level rules
     observed          double,          -- the day's value of the rule's metric (token hit rate for hit_rate_drop)
     baseline          double,          -- the trailing baseline of that metric

@@ -3,11 +3,11 @@
 -- a trace block chain, a request-body fingerprint, else the series (see core.usage.prefix_family).
 create table if not exists marts.prefix_families (
     day                date,            -- UTC day
-    prefix_family      varchar,
-    provider           varchar,
-    model              varchar,
-    tenant             varchar,
-    app                varchar,
+    prefix_family      varchar,          -- the family key: 'key:', 'blk:', 'fp:' or 'series:' + hash
+    provider           varchar,          -- cachemeter provider name
+    model              varchar,          -- model as reported
+    tenant             varchar,          -- owning tenant
+    app                varchar,          -- calling application
     requests           bigint,          -- requests (sum of request_count)
     distinct_openings  bigint,          -- distinct leading blocks (first 2,048 rendered characters) when bodies are logged, else null
     prompt_tokens      bigint,          -- tokens

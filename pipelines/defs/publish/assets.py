@@ -1,10 +1,13 @@
 """warehouse snapshot: a read-only copy of the warehouse published after every run, for readers."""
 
+import base64
+from pathlib import Path
+
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.resources import warehouse_connection
-from pipelines.lib import warehouse
+from pipelines.lib import report, warehouse
 
 
 @dg.asset(
@@ -24,3 +27,23 @@ def warehouse_snapshot(context: dg.AssetExecutionContext, duckdb: DuckDBResource
     with warehouse_connection(duckdb) as conn:
         target = warehouse.publish_snapshot(conn, duckdb.database)
     return dg.MaterializeResult(metadata={"snapshot": str(target), "bytes": target.stat().st_size})
+
+
+@dg.asset(
+    key=["publish", "cache_report"],
+    deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],
+    group_name="publish",
+    kinds={"html"},
+)
+def cache_report(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Write ``<warehouse folder>/report.html`` (last 30 days) from the snapshot; the charts also go into
+    this asset's metadata as images, so the Dagster UI shows them."""
+    snapshot = warehouse.snapshot_path(duckdb.database)
+    with warehouse.connect(snapshot, read_only=True) as conn:
+        data = report.load(conn, days=30)
+        out = Path(duckdb.database).with_name("report.html")
+        out.write_text(report.render_html(data), encoding="utf-8")
+        pngs = report.chart_pngs(data)
+    images = "\n\n".join(f"![{title}](data:image/png;base64,{base64.b64encode(png).decode()})"
+                         for title, png in zip(report.CHART_TITLES, pngs))
+    return dg.MaterializeResult(metadata={"report": str(out), "charts": dg.MetadataValue.md(images)})

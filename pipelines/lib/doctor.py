@@ -1,0 +1,86 @@
+"""``cachemeter doctor``: checks of the install and setup, each with what to fix."""
+
+from __future__ import annotations
+
+import importlib.metadata as metadata
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipelines.lib import warehouse
+
+PACKAGES = ("dagster", "dagster-duckdb", "duckdb", "polars", "pyarrow", "great-expectations", "genai-prices",
+            "altair", "vl-convert-python")
+
+
+@dataclass(frozen=True)
+class Result:
+    """One check: ``status`` is ok, warn or fail; ``detail`` says what was found or how to fix it."""
+
+    name: str
+    status: str
+    detail: str
+
+
+def run_checks(db: Path) -> list[Result]:
+    """Every check, in order; never raises."""
+    return [_packages(), _catalogue(), _warehouse(db), _snapshot(db), _dagster_home(), _webhook()]
+
+
+def _packages() -> Result:
+    missing, found = [], []
+    for name in PACKAGES:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    if missing:
+        return Result("install", "fail", f"missing {', '.join(missing)}: run `make install`")
+    return Result("install", "ok", "; ".join(found))
+
+
+def _catalogue() -> Result:
+    from pipelines.lib import prices
+
+    table = prices.catalogue_table()
+    latest = max(d for d in table.column("effective_from").to_pylist() if d is not None)
+    return Result("price catalogue", "ok" if table.num_rows else "fail",
+                  f"{prices.catalogue_source()}: {table.num_rows:,} price rows, newest dated price {latest}; no network "
+                  "used. Newer prices: upgrade genai-prices in pyproject.toml, or add rows with --prices")
+
+
+def _warehouse(db: Path) -> Result:
+    if not db.exists():
+        return Result("warehouse", "warn", f"{db} does not exist yet: run `cachemeter run`")
+    try:
+        with warehouse.connect(db, read_only=True) as conn:
+            days, last = conn.execute("select count(distinct day), max(day) from core.usage").fetchall()[0]
+    except Exception as exc:  # a lock held by a run, or a damaged file
+        return Result("warehouse", "warn", f"{db}: {exc}".splitlines()[0])
+    return Result("warehouse", "ok", f"{db}: {days} day(s) of usage, last {last}")
+
+
+def _snapshot(db: Path) -> Result:
+    path = warehouse.snapshot_path(db)
+    if not path.exists():
+        return Result("snapshot", "warn", f"{path} missing: a successful `cachemeter run` publishes it")
+    return Result("snapshot", "ok", f"{path} ({path.stat().st_size / 1e6:.1f} MB): `cachemeter sql` reads it during runs")
+
+
+def _dagster_home() -> Result:
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        return Result("DAGSTER_HOME", "warn", "not set: runs are not recorded; `make dagster-dev` sets ./.dagster_home")
+    if not (Path(home) / "dagster.yaml").is_file():
+        return Result("DAGSTER_HOME", "warn", f"{home} has no dagster.yaml: copy the repository's (make dagster-dev does)")
+    return Result("DAGSTER_HOME", "ok", home)
+
+
+def _webhook() -> Result:
+    from pipelines.defs.settings import CachemeterSettings
+
+    name = CachemeterSettings.from_env().webhook_url_env
+    if not os.environ.get(name):
+        return Result("alert webhook", "warn", f"{name} is not set: alerts stay in marts.cache_alerts (set it, then "
+                                               "turn on alert_webhook_sensor)")
+    return Result("alert webhook", "ok", f"{name} is set (value hidden)")

@@ -1,0 +1,138 @@
+"""The daily cache report: one self-contained HTML file with charts and tables, from the warehouse.
+
+Charts are Altair (Vega-Lite) specs; ``vl-convert`` inlines the Vega, Vega-Lite and Vega-Embed
+JavaScript into the page, so it opens with no network, and renders the same charts to PNG for
+Dagster's asset metadata. What the page shows (last ``days`` UTC days of data):
+
+* token hit rate per day for the top apps (by prompt tokens);
+* cost vs no-cache cost per day, savings shaded between them (USD);
+* lost savings by cause (``lost_savings_usd`` of the alerts, by rule);
+* the alerts with their one-line cause, and the costliest prefix families.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+import altair as alt
+import duckdb
+import pandas as pd
+import vl_convert as vlc
+
+CHART_TITLES = ("Token hit rate per day (top apps)", "Cost vs no-cache cost (savings shaded)", "Lost savings by cause")
+
+
+@dataclass
+class ReportData:
+    """Frames behind the report (money as float for charting only; the warehouse keeps DECIMAL)."""
+
+    daily: pd.DataFrame
+    apps: pd.DataFrame
+    causes: pd.DataFrame
+    alerts: pd.DataFrame
+    families: pd.DataFrame
+
+
+def load(conn: duckdb.DuckDBPyConnection, days: int = 30, top_apps: int = 6) -> ReportData:
+    """Read the last ``days`` days of data from the warehouse (a read-only connection is enough)."""
+    last = "(select max(day) from marts.daily_savings)"
+    window = f"day > {last} - {int(days)}"
+    daily = conn.sql(f"""
+        select day, sum(cost_usd)::double as cost_usd, sum(no_cache_cost_usd)::double as no_cache_cost_usd,
+               sum(savings_usd)::double as savings_usd
+        from marts.daily_savings where {window} group by day order by day""").df()
+    apps = conn.sql(f"""
+        with top as (select app from marts.daily_savings where {window} group by app
+                     order by sum(prompt_tokens) desc limit {int(top_apps)})
+        select day, app, sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0) as token_hit_rate
+        from marts.daily_savings where {window} and app in (select app from top) group by all order by day""").df()
+    causes = conn.sql(f"""
+        select rule as cause, coalesce(sum(lost_savings_usd), 0)::double as lost_savings_usd, count(*) as alerts
+        from marts.cache_alerts where {window} group by rule order by lost_savings_usd desc""").df()
+    alerts = conn.sql(f"""
+        select day::varchar as day, severity, rule, message from marts.cache_alerts where {window}
+        order by day desc, severity limit 50""").df()
+    families = conn.sql(f"""
+        select prefix_family, provider, any_value(app) as app, sum(requests)::bigint as requests,
+               sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0) as token_hit_rate,
+               sum(cost_usd)::double as cost_usd, sum(savings_usd)::double as savings_usd,
+               sum(lost_savings_usd)::double as lost_savings_usd
+        from marts.prefix_families where {window} group by prefix_family, provider
+        order by cost_usd desc limit 10""").df()
+    return ReportData(daily, apps, causes, alerts, families)
+
+
+def charts(data: ReportData) -> list[alt.Chart]:
+    """The three charts, each titled with one of ``CHART_TITLES``."""
+    hit_rate = alt.Chart(data.apps, title=CHART_TITLES[0]).mark_line(point=True).encode(
+        x=alt.X("day:T", title="day (UTC)"),
+        y=alt.Y("token_hit_rate:Q", title="token hit rate", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("app:N", title="app"),
+        tooltip=["day:T", "app:N", alt.Tooltip("token_hit_rate:Q", format=".1%")],
+    ).properties(width=720, height=240)
+    base = alt.Chart(data.daily).encode(x=alt.X("day:T", title="day (UTC)"))
+    savings = base.mark_area(opacity=0.35, color="#2ca02c").encode(
+        y=alt.Y("cost_usd:Q", title="USD per day"), y2="no_cache_cost_usd:Q",
+        tooltip=["day:T", alt.Tooltip("savings_usd:Q", format="$,.2f", title="savings")])
+    lines = base.transform_fold(["cost_usd", "no_cache_cost_usd"], as_=["series", "usd"]).mark_line().encode(
+        y="usd:Q", color=alt.Color("series:N", title="", scale=alt.Scale(domain=["cost_usd", "no_cache_cost_usd"],
+                                                                          range=["#1f77b4", "#d62728"])))
+    cost = alt.layer(savings, lines, title=CHART_TITLES[1]).properties(width=720, height=240)
+    lost = alt.Chart(data.causes, title=CHART_TITLES[2]).mark_bar().encode(
+        x=alt.X("lost_savings_usd:Q", title="lost savings (USD)"), y=alt.Y("cause:N", sort="-x", title=""),
+        tooltip=["cause:N", alt.Tooltip("lost_savings_usd:Q", format="$,.2f"), "alerts:Q"],
+    ).properties(width=720, height=max(60, 30 * len(data.causes)))
+    return [hit_rate, cost, lost]
+
+
+def _table(frame: pd.DataFrame, money: tuple = (), rates: tuple = ()) -> str:
+    if frame.empty:
+        return "<p>None.</p>"
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = []
+    for record in frame.itertuples(index=False):
+        cells = []
+        for column, value in zip(frame.columns, record):
+            if column in money and pd.notna(value):
+                text = f"${value:,.2f}"
+            elif column in rates and pd.notna(value):
+                text = f"{value:.1%}"
+            else:
+                text = "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+            cells.append(f"<td>{html.escape(text)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def render_html(data: ReportData, title: str = "cachemeter: daily cache report") -> str:
+    """A self-contained HTML page (JavaScript inlined, data inlined in the specs)."""
+    spec = alt.vconcat(*charts(data)).resolve_scale(color="independent").to_dict()
+    page = vlc.vegalite_to_html(spec, bundle=True)
+    totals = data.daily[["cost_usd", "no_cache_cost_usd", "savings_usd"]].sum() if not data.daily.empty else None
+    summary = ("<p>No data yet.</p>" if totals is None else
+               f"<p>Last {len(data.daily)} day(s): paid <b>${totals.cost_usd:,.2f}</b>; without caching "
+               f"<b>${totals.no_cache_cost_usd:,.2f}</b>; caching saved <b>${totals.savings_usd:,.2f}</b>.</p>")
+    extra = (f"<h1>{html.escape(title)}</h1>{summary}"
+             f"<style>body{{font-family:sans-serif;margin:24px}} table{{border-collapse:collapse;margin:8px 0 24px}}"
+             f" td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px;text-align:left}}</style>")
+    tables = (f"<h2>Alerts</h2>{_table(data.alerts)}"
+              f"<h2>Costliest prefix families</h2>"
+              f"{_table(data.families, money=('cost_usd', 'savings_usd', 'lost_savings_usd'), rates=('token_hit_rate',))}")
+    # the bundled JavaScript itself contains "<body>": anchor on the chart's div and the last </body>
+    page = page.replace('<div id="vega-chart"></div>', f'{extra}<div id="vega-chart"></div>', 1)
+    head, _, tail = page.rpartition("</body>")
+    return f"{head}{tables}</body>{tail}"
+
+
+def chart_pngs(data: ReportData) -> list[bytes]:
+    """Each chart rendered to PNG (for Dagster metadata and the README)."""
+    return [vlc.vegalite_to_png(chart.to_dict(), scale=1) for chart in charts(data)]
+
+
+def write(conn: duckdb.DuckDBPyConnection, out: Path, days: int = 30) -> Path:
+    """Write the report for the last ``days`` days to ``out``; returns ``out``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_html(load(conn, days)), encoding="utf-8")
+    return out
