@@ -61,8 +61,10 @@ def run(
                   transient=True) as bar:
         task = bar.add_task("Reading logs", total=None, label="")
 
+        steps = {"ingest": "Reading logs", "build": "Building UTC days", "publish": "Publishing"}
+
         def listener(step: str, done: int, total: int, label: str) -> None:
-            bar.update(task, completed=done, total=total, label=label)
+            bar.update(task, description=steps.get(step, step), completed=done, total=total, label=label)
 
         progress.set_listener(listener)
         try:

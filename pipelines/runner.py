@@ -16,7 +16,7 @@ from pathlib import Path
 import dagster as dg
 
 from pipelines.defs.partitions import PARTITIONS_START
-from pipelines.lib import warehouse
+from pipelines.lib import progress, warehouse
 
 INGEST_KEYS = [["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
 DAILY_KEYS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "prefix_families"],
@@ -69,8 +69,13 @@ def run_pipeline(instance: dg.DagsterInstance | None = None) -> RunResult:
                             f"set CACHEMETER_PARTITIONS_START={first} and run again")
     tags = {"dagster/asset_partition_range_start": first.isoformat(),
             "dagster/asset_partition_range_end": last.isoformat()}
+    days = (last - first).days + 1
+    progress.report("build", 0, days, f"{first} .. {last}")
     _materialize(assets, resources, DAILY_KEYS, instance, quiet, tags, f"days {first} .. {last}")
+    progress.report("build", days, days, f"{first} .. {last}")
+    progress.report("publish", 0, 1, "snapshot and report")
     _materialize(assets, resources, PUBLISH_KEYS, instance, quiet, {}, "publishing the snapshot")
+    progress.report("publish", 1, 1, "snapshot and report")
     return RunResult(first, last)
 
 
