@@ -13,6 +13,7 @@ from pipelines.lib.sql import sql_root
 
 _CREATE = re.compile(r"create table if not exists (\w+\.\w+)\s*\(", re.IGNORECASE)
 _COLUMN = re.compile(r"^\s+(\w+)\s+([a-z]+(?:\(\s*\d+\s*,\s*\d+\s*\))?(?:\[\])?),?\s*(?:--\s*(.*))?$", re.IGNORECASE)
+_VIEW = re.compile(r"create or replace view (\w+\.\w+) as", re.IGNORECASE)
 _ALTER = re.compile(r"alter table (\w+\.\w+) add column if not exists (\w+) ([\w\[\](), ]+);", re.IGNORECASE)
 
 EXAMPLES = """## Example queries
@@ -75,6 +76,16 @@ def tables() -> list[Table]:
     return list(found.values())
 
 
+def views() -> list[tuple[str, str]]:
+    """``(name, description)`` of every view in ``sql/schema`` (their columns are documented with the tables they join)."""
+    out = []
+    for path in sorted((sql_root() / "schema").glob("*.sql")):
+        text = path.read_text(encoding="utf-8")
+        if match := _VIEW.search(text):
+            out.append((match.group(1), " ".join(l.lstrip("- ").strip() for l in text.splitlines() if l.startswith("--"))))
+    return out
+
+
 def missing_comments() -> list[str]:
     """``table.column`` of every column without a comment."""
     return [f"{t.name}.{c}" for t in tables() for c, _, comment in t.columns if not comment]
@@ -90,6 +101,8 @@ def render() -> str:
         out += [f"## `{table.name}`", "", table.description, "", "| column | type | meaning |", "|---|---|---|"]
         out += [f"| `{c}` | {kind} | {(comment or '').replace('|', '/')} |" for c, kind, comment in table.columns]
         out.append("")
+    for name, description in views():
+        out += [f"## `{name}` (view)", "", description, ""]
     return "\n".join(out) + "\n" + EXAMPLES
 
 

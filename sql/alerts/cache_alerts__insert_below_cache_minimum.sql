@@ -9,14 +9,12 @@ near_minimum as (
     select
         u.day, u.prefix_family, u.provider, u.model, u.tenant, u.app,
         sum(u.request_count) as requests,
-        sum(u.request_count) filter (where c.cache_outcome = 'ineligible'
-                                      and u.prompt_tokens >= $below_minimum_margin * c.min_cacheable_tokens) as near_requests,
-        sum(usd(u.prompt_tokens, c.input_per_mtok - c.cache_read_per_mtok)) filter (
-            where c.priced and c.cache_outcome = 'ineligible'
-              and u.prompt_tokens >= $below_minimum_margin * c.min_cacheable_tokens) as upper_bound_usd,
-        max(c.min_cacheable_tokens) as minimum
-    from core.usage u
-    join core.usage_costs c using (request_id)
+        sum(u.request_count) filter (where u.cache_outcome = 'ineligible'
+                                      and u.prompt_tokens >= $below_minimum_margin * u.min_cacheable_tokens) as near_requests,
+        sum(u.read_discount_usd) filter (where u.cache_outcome = 'ineligible'
+                                         and u.prompt_tokens >= $below_minimum_margin * u.min_cacheable_tokens) as upper_bound_usd,
+        max(u.min_cacheable_tokens) as minimum
+    from core.usage_priced u
     where u.day >= $start and u.day < $end
     group by all
 ),

@@ -14,9 +14,8 @@ series_days as (
         sum(u.request_count) as requests,
         sum(u.prompt_tokens) as prompt_tokens,
         sum(u.cache_read_tokens) as cache_read_tokens,
-        sum(usd(u.prompt_tokens, c.input_per_mtok - c.cache_read_per_mtok)) filter (where c.priced) as read_discount_usd
-    from core.usage u
-    join core.usage_costs c using (request_id)
+        sum(u.read_discount_usd) as read_discount_usd
+    from core.usage_priced u
     where u.day >= $start::date - to_days($baseline_days) and u.day < $end
     group by all
 ),

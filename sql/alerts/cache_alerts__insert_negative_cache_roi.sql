@@ -7,11 +7,10 @@ with
 family_days as (
     select
         u.day, u.prefix_family, u.provider, u.model, u.tenant, u.app,
-        sum(c.cache_write_premium_usd) as write_premium_usd,
-        sum(c.savings_usd + c.cache_write_premium_usd) as read_savings_usd
-    from core.usage u
-    join core.usage_costs c using (request_id)
-    where c.priced and u.day >= $start::date - to_days($roi_window_days) and u.day < $end
+        sum(u.cache_write_premium_usd) as write_premium_usd,
+        sum(u.savings_usd + u.cache_write_premium_usd) as read_savings_usd
+    from core.usage_priced u
+    where u.priced and u.day >= $start::date - to_days($roi_window_days) and u.day < $end
     group by all
 ),
 windowed as (

@@ -19,9 +19,8 @@ usage_days as (
         u.day, u.provider, u.model, u.tenant, u.app, u.prompt_tokens, u.cache_read_tokens, u.request_count,
         u.rendered_chars, u.divergence_offset_chars, u.divergence_span,
         coalesce(u.opening_hashes[4], u.opening_hashes[-1]) as leading_block,
-        case when c.priced then usd(u.prompt_tokens, c.input_per_mtok - c.cache_read_per_mtok) end as read_discount_usd
-    from core.usage u
-    join core.usage_costs c using (request_id)
+        u.read_discount_usd
+    from core.usage_priced u
     where u.day >= $start::date - to_days($baseline_days + 1) and u.day < $end
 ),
 read_values as (

@@ -3,10 +3,7 @@
 insert into marts.daily_savings
 with
 joined as (
-    select u.*, c.priced, c.cost_usd, c.no_cache_cost_usd, c.savings_usd, c.cache_outcome
-    from core.usage u
-    join core.usage_costs c using (request_id)
-    where u.day >= $start and u.day < $end
+    select * from core.usage_priced where day >= $start and day < $end
 ),
 final as (
     select

@@ -10,11 +10,10 @@ family_days as (
              then count(distinct coalesce(u.opening_hashes[4], u.opening_hashes[-1])) end as distinct_openings,
         sum(u.prompt_tokens) as prompt_tokens,
         sum(u.cache_read_tokens) as cache_read_tokens,
-        sum(c.cost_usd) as cost_usd,
-        sum(c.savings_usd) as savings_usd,
-        sum(usd(u.prompt_tokens, c.input_per_mtok - c.cache_read_per_mtok)) filter (where c.priced) as read_discount_usd
-    from core.usage u
-    join core.usage_costs c using (request_id)
+        sum(u.cost_usd) as cost_usd,
+        sum(u.savings_usd) as savings_usd,
+        sum(u.read_discount_usd) as read_discount_usd
+    from core.usage_priced u
     where u.day >= $start::date - to_days($baseline_days) and u.day < $end
     group by all
 ),

@@ -1,0 +1,19 @@
+-- core.usage_priced (view): each usage row with its costs, and read_discount_usd = what reading the
+-- whole prompt from cache instead of paying the uncached rate would save (USD): prompt tokens x
+-- (input price - cache read price), null when unpriced. The one definition every rule and mart
+-- that values a hit-rate gap uses (lost_savings_usd = rate gap x read_discount_usd).
+create or replace view core.usage_priced as
+select
+    u.*,
+    c.priced,
+    c.cost_usd,
+    c.no_cache_cost_usd,
+    c.savings_usd,
+    c.cache_write_premium_usd,
+    c.cache_outcome,
+    c.min_cacheable_tokens,
+    c.input_per_mtok,
+    c.cache_read_per_mtok,
+    case when c.priced then usd(u.prompt_tokens, c.input_per_mtok - c.cache_read_per_mtok) end as read_discount_usd
+from core.usage u
+join core.usage_costs c using (request_id);
