@@ -96,7 +96,11 @@ def render(request: dict) -> tuple[str, str, str]:
 
 def fingerprint(request: dict) -> Fingerprint:
     """Hashes and length of a request body's rendered prompt (see the module docstring)."""
-    system, tools_json, text = render(request)
+    return from_rendered(*render(request))
+
+
+def from_rendered(system: str, tools_json: str, text: str) -> Fingerprint:
+    """The fingerprint of an already rendered prompt (``render``'s three parts)."""
     return Fingerprint(
         system_sha=_sha(system) if system else None,
         tools_sha=_sha(tools_json) if tools_json else None,

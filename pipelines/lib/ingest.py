@@ -98,9 +98,9 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = d
             _describe_malformed(conn, chunk)
         finally:
             conn.unregister("lines_in")
-        fingerprints = _fingerprint_chunk(chunk, log.defaults, last_text_by_app)
-        if fingerprints is not None:
-            _register_and_run(conn, "fingerprints_in", fingerprints, "ingest/file_fingerprints__insert")
+        chunk_prints = _fingerprint_chunk(chunk, log.defaults, last_text_by_app)
+        if chunk_prints is not None:
+            _register_and_run(conn, "fingerprints_in", chunk_prints, "ingest/file_fingerprints__insert")
     if unreadable:
         _register_and_run(conn, "unreadable_in", pa.table({
             "source_line": pa.array([u.source_line for u in unreadable], pa.int64()),
@@ -148,15 +148,15 @@ def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) 
         request = record.get("request") if isinstance(record, dict) else None
         if not isinstance(request, dict) or not isinstance(record.get("response"), dict):
             continue
-        _, _, text = fingerprints.render(request)
-        print_ = fingerprints.fingerprint(request)
+        system, tools_json, text = fingerprints.render(request)
+        found = fingerprints.from_rendered(system, tools_json, text)
         app_key = (record.get("tenant", defaults.get("tenant")), record.get("app", defaults.get("app")))
         previous = last_text_by_app.get(app_key)
         offset, span = fingerprints.divergence(previous, text) if previous is not None else (None, None)
         last_text_by_app[app_key] = text
-        for name, value in (("source_line", line_no), ("family", print_.family), ("system_sha", print_.system_sha),
-                            ("tools_sha", print_.tools_sha), ("opening_hashes", print_.opening_hashes),
-                            ("rendered_chars", print_.rendered_chars), ("divergence_offset_chars", offset),
+        for name, value in (("source_line", line_no), ("family", found.family), ("system_sha", found.system_sha),
+                            ("tools_sha", found.tools_sha), ("opening_hashes", found.opening_hashes),
+                            ("rendered_chars", found.rendered_chars), ("divergence_offset_chars", offset),
                             ("divergence_span", span)):
             columns[name].append(value)
     if not columns["source_line"]:
