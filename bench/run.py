@@ -1,0 +1,107 @@
+"""Benchmark: ``python bench/run.py --requests N [--days D] [--workdir DIR]``, one JSON line per measurement.
+
+Measures, side by side in one process tree so machine noise cancels in the ratios:
+
+* ``cachemeter run`` end to end (a subprocess; wall seconds and its peak RSS);
+* DuckDB alone parsing the same files, forcing every line to be parsed
+  (``count(*), sum(json_array_length(json_keys(json)))`` over ``read_json(..., records=false)``);
+* a per-row peer: genai-prices ``extract_usage`` + ``calc_price`` row by row (the way per-request
+  cost trackers work), timed on a sample and extrapolated to all rows.
+
+Not part of the test run (a smoke test covers the generator and harness on a tiny input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import generate  # noqa: E402
+
+PEER_SAMPLE = 5_000
+
+
+def bare_parse_seconds(logs: Path) -> float:
+    """Wall seconds for DuckDB to parse every line of every file (the floor for any ingest)."""
+    start = time.perf_counter()
+    with duckdb.connect() as conn:
+        conn.execute(f"select count(*), sum(json_array_length(json_keys(json))) "
+                     f"from read_json('{logs}/*.jsonl*', format = 'newline_delimited', records = false)").fetchall()
+    return time.perf_counter() - start
+
+
+def pipeline_seconds(logs: Path, db: Path) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes) of ``cachemeter run`` on ``logs``."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "--logs", str(logs), "--db", str(db)],
+                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+    if done.returncode != 0:
+        raise SystemExit(f"cachemeter run failed:\n{done.stderr[-3000:]}")
+    return time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+
+
+def peer_rows_per_second(logs: Path) -> float:
+    """Rows per second of genai-prices extract_usage + calc_price, row by row, on a sample."""
+    from genai_prices import data_snapshot
+
+    snapshot = data_snapshot.get_snapshot()
+    flavours = {"openai": "openai", "anthropic": "anthropic", "gemini": "google", "bedrock": "aws"}
+    sample = []
+    for path in sorted(logs.glob("*.jsonl")):
+        with path.open() as handle:
+            for line in handle:
+                sample.append(line)
+                if len(sample) >= PEER_SAMPLE:
+                    break
+        if len(sample) >= PEER_SAMPLE:
+            break
+    start = time.perf_counter()
+    for line in sample:
+        record = json.loads(line)
+        provider = flavours[record["provider"]]
+        body = record["response"]
+        try:
+            flavour = "responses" if body.get("object") == "response" else "default"
+            extracted = snapshot.extract_usage(body, provider_id=provider, api_flavor=flavour)
+            extracted.calc_price(model=snapshot.find_provider_model(record["model"], None, provider, None)[1],
+                                 genai_request_timestamp=datetime.fromisoformat(record["ts"].replace("Z", "+00:00")))
+        except Exception:  # the peer cannot price every row; its time still counts
+            pass
+    return len(sample) / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, required=True)
+    parser.add_argument("--days", type=int, default=1)
+    parser.add_argument("--workdir", type=Path, default=Path("bench-work"))
+    args = parser.parse_args()
+    logs = args.workdir / f"logs-{args.requests}-{args.days}"
+    if not logs.exists():
+        generate.generate(args.requests, args.days, logs)
+    size = sum(p.stat().st_size for p in logs.iterdir())
+    db = args.workdir / f"w-{args.requests}-{args.days}.duckdb"
+    for stale in args.workdir.glob(f"w-{args.requests}-{args.days}*"):
+        stale.unlink()
+    parse = bare_parse_seconds(logs)
+    wall, rss = pipeline_seconds(logs, db)
+    peer = peer_rows_per_second(logs)
+    ours = args.requests / wall
+    print(json.dumps({"requests": args.requests, "days": args.days, "bytes": size, "wall_seconds": round(wall, 2),
+                      "parse_seconds": round(parse, 2), "ratio_to_parse": round(wall / parse, 2),
+                      "rows_per_second": round(ours), "peer_rows_per_second": round(peer),
+                      "speedup_vs_peer": round(ours / peer, 2), "peak_rss_bytes": rss}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""Smoke test of the benchmark generator and harness on a tiny input (the benchmark itself is not run in CI)."""
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+
+def test_generator_is_deterministic_and_streams_mixed_formats(tmp_path):
+    sys.path.insert(0, str(REPO / "bench"))
+    import generate
+
+    first = generate.generate(300, 2, tmp_path / "a", seed=5)
+    second = generate.generate(300, 2, tmp_path / "b", seed=5)
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
+    records = [json.loads(line) for p in first for line in p.read_text().splitlines()]
+    assert len(records) == 300 and {r["provider"] for r in records} == {"openai", "anthropic", "gemini", "bedrock"}
+
+
+def test_harness_prints_one_measurement_line(tmp_path):
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "run.py"), "--requests", "300", "--workdir", str(tmp_path)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = json.loads(done.stdout.strip().splitlines()[-1])
+    assert line["requests"] == 300 and line["wall_seconds"] > 0 and line["parse_seconds"] > 0
+    assert line["ratio_to_parse"] > 1  # the whole pipeline cannot beat parsing alone
+    assert line["peer_rows_per_second"] > 0 and line["peak_rss_bytes"] > 0
