@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.install-stamp
-export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
 .PHONY: install demo test dagster-dev clean
 
@@ -18,7 +18,7 @@ install: $(STAMP)
 ## Run the main job on the bundled demo logs (embedded DuckDB file warehouse/cachemeter.duckdb).
 demo: $(STAMP)
 	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/cachemeter run
+	DAGSTER_HOME=$(DAGSTER_HOME) $(BIN)/cachemeter run
 
 ## Run the test suite.
 test: $(STAMP)
@@ -27,7 +27,7 @@ test: $(STAMP)
 ## Dagster UI with the repository's dagster.yaml: http://127.0.0.1:3000
 dagster-dev: $(STAMP)
 	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/dagster dev -m pipelines.definitions
+	DAGSTER_HOME=$(DAGSTER_HOME) $(BIN)/dagster dev -m pipelines.definitions
 
 clean:
 	rm -rf warehouse .dagster_home .pytest_cache

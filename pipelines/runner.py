@@ -55,7 +55,10 @@ def run_pipeline(instance: dg.DagsterInstance | None = None) -> RunResult:
     defs = load_defs()
     assets = list(defs.assets or [])
     resources = dict(defs.resources or {})
-    instance = instance or (dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral())
+    if instance is None and os.environ.get("DAGSTER_HOME"):
+        Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)  # Dagster requires it to exist
+        instance = dg.DagsterInstance.get()
+    instance = instance or dg.DagsterInstance.ephemeral()
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
     _materialize(assets, resources, INGEST_KEYS, instance, quiet, {}, "ingest and pricing")
