@@ -15,7 +15,6 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.lib import progress, warehouse
 
 INGEST_KEYS = [["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
@@ -67,9 +66,6 @@ def run_pipeline(instance: dg.DagsterInstance | None = None) -> RunResult:
     if first is None:
         _materialize(assets, resources, PUBLISH_KEYS, instance, quiet, {}, "publishing the snapshot")
         return RunResult(None, None)
-    if first < date.fromisoformat(PARTITIONS_START):
-        raise PipelineError(f"the logs hold usage from {first}, before the first partition {PARTITIONS_START}; "
-                            f"set CACHEMETER_PARTITIONS_START={first} and run again")
     tags = {"dagster/asset_partition_range_start": first.isoformat(),
             "dagster/asset_partition_range_end": last.isoformat()}
     days = (last - first).days + 1

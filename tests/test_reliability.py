@@ -1,11 +1,9 @@
 """Crashes and concurrent readers: SIGKILL at controlled points, and queries while a run writes."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import date
 
 import pytest

@@ -4,7 +4,6 @@ import json
 from datetime import date, timedelta
 from decimal import Decimal
 
-import pytest
 
 from tests.conftest import query, run_pipeline, write_jsonl
 

@@ -5,7 +5,6 @@ from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import dagster as dg
-import pytest
 
 from tests.conftest import query, run_pipeline, snapshot, write_jsonl, write_prices
 

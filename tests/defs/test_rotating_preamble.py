@@ -1,6 +1,5 @@
 """rotating_preamble detection end to end: logged bodies, pinned cache reads, real traces, privacy."""
 
-import json
 import random
 import shutil
 from datetime import date, timedelta

@@ -5,7 +5,6 @@ import shutil
 
 import yaml
 import zlib
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
