@@ -19,6 +19,7 @@ from pipelines.lib import progress, warehouse
 
 INGEST_KEYS = [["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
 DAILY_KEYS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "prefix_families"],
+              ["marts", "cost_reconciliation"],
               ["marts", "cache_alerts"]]
 PUBLISH_KEYS = [["publish", "warehouse_snapshot"], ["publish", "cache_report"]]
 

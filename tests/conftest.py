@@ -68,7 +68,8 @@ def query(db: Path, sql: str, params=None) -> list[tuple]:
 
 
 TABLES = ["stage.files", "stage.usage_rows", "core.usage", "core.quarantine", "core.prices",
-          "core.cache_minimums", "core.usage_costs", "marts.daily_savings", "marts.prefix_families", "marts.cache_alerts"]
+          "core.cache_minimums", "core.usage_costs", "marts.daily_savings", "marts.prefix_families", "marts.cost_reconciliation",
+          "marts.cache_alerts"]
 
 
 def snapshot(db: Path) -> dict[str, list[tuple]]:

@@ -48,6 +48,9 @@ class CachemeterSettings(dg.ConfigurableResource):
     below_minimum_min_share: float = 0.50
     isolated_tenants: list[str] = []
     unpriced_min_requests: int = 1
+    mismatch_share: float = 0.01
+    mismatch_min_usd: float = 0.01
+    mismatch_critical_share: float = 0.10
     quality_max_quarantine_share: float = 0.01
     quality_min_records: int = 100
     webhook_url_env: str = "CACHEMETER_WEBHOOK_URL"
@@ -76,6 +79,9 @@ class CachemeterSettings(dg.ConfigurableResource):
             below_minimum_min_share=float(rule("below_cache_minimum").get("min_share", 0.5)),
             isolated_tenants=[str(t) for t in rule("cross_tenant_prefix").get("isolated_tenants") or []],
             unpriced_min_requests=int(rule("unpriced_usage").get("min_requests", 1)),
+            mismatch_share=float(rule("cost_mismatch").get("share", 0.01)),
+            mismatch_min_usd=float(rule("cost_mismatch").get("min_usd", 0.01)),
+            mismatch_critical_share=float(rule("cost_mismatch").get("critical_share", 0.10)),
             quality_max_quarantine_share=float(rule("data_quality").get("max_quarantine_share", 0.01)),
             quality_min_records=int(rule("data_quality").get("min_records", 100)),
             webhook_url_env=str(webhook.get("url_env", "CACHEMETER_WEBHOOK_URL")),

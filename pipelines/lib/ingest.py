@@ -12,6 +12,7 @@ Python only splits files into records, describes unparseable lines, and replays 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import date, datetime, timedelta, timezone
 from dataclasses import dataclass
@@ -22,12 +23,24 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.lib import cache_models, faults, fingerprints
+from pipelines.lib import cache_models, containers, faults, fingerprints
 from pipelines.lib.logfiles import LogFile, Unreadable, discover, malformed_json_excerpt, read_records
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
 
 DEFAULT_BLOCK_SIZE = 512  # tokens per block in Mooncake traces (FAST'25 trace README)
+NORMALISE = "ingest/file_rows__insert_normalised"
+
+
+def field_paths() -> list[str]:
+    """Every JSON path of the normalisation SQL's field map: the one list each item is parsed against.
+
+    DuckDB's multi-path ``json_extract`` needs the list as a constant (a parameter qualifies), so the
+    adapters' field map stays in the SQL file and the list is read from it.
+    """
+    text = statement(NORMALISE)
+    field_map = text[text.index("field_map (source_format"):text.index("formats (source_format")]
+    return sorted(set(re.findall(r"'(\$[^']*)'", field_map)))
 
 
 @dataclass(frozen=True)
@@ -77,12 +90,16 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = d
     """Read, normalise and publish one file in a single transaction; returns its row accounting."""
     size_bytes, mtime_ns = log.size_bytes, log.mtime_ns
     params = {
+        "field_paths": field_paths(),
         "source_file": log.relative,
         "provider": log.defaults.get("provider"),
         "model": log.defaults.get("model"),
         "tenant": log.defaults.get("tenant"),
         "app": log.defaults.get("app"),
         "trace_start": log.defaults.get("trace_start"),
+        "default_ts": log.defaults.get("ts"),
+        "deployment_names": list((log.defaults.get("deployments") or {}).keys()),
+        "deployment_models": list((log.defaults.get("deployments") or {}).values()),
         "block_size": int(log.defaults.get("block_size_tokens", DEFAULT_BLOCK_SIZE)),
         "earliest": earliest.isoformat(),
         "latest": (latest or datetime.now(timezone.utc) + timedelta(days=1)).isoformat(),
@@ -91,10 +108,11 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = d
     conn.execute(statement("ingest/file_fingerprints__create"))
     unreadable: list[Unreadable] = []
     last_text_by_app: dict[tuple, str] = {}
-    for chunk in read_records(log, unreadable):
+    for records in read_records(log, unreadable):
+        chunk = containers.reshape(records)
         conn.register("lines_in", chunk)
         try:
-            conn.execute(statement("ingest/file_rows__insert_normalised"), params)
+            conn.execute(statement(NORMALISE), params)
             _describe_malformed(conn, chunk)
         finally:
             conn.unregister("lines_in")
@@ -134,7 +152,7 @@ def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) 
     the file (file order, which is arrival order for appended logs); only that one text per app is
     held in memory, and no text leaves this function.
     """
-    with_request = chunk.filter(pc.match_substring(chunk["line"], '"request"'))
+    with_request = chunk.filter(pc.and_(pc.equal(chunk["source_item"], 0), pc.match_substring(chunk["line"], '"request"')))
     if with_request.num_rows == 0:
         return None
     columns: dict[str, list] = {name: [] for name in (
@@ -172,7 +190,7 @@ def _describe_malformed(conn: duckdb.DuckDBPyConnection, chunk: pa.Table) -> Non
         "select source_line from file_rows where reason = 'malformed JSON' and raw_excerpt is null").fetchall()]
     if not bad:
         return
-    lines = chunk.filter(pc.is_in(chunk["source_line"], pa.array(bad, pa.int64())))
+    lines = chunk.filter(pc.and_(pc.equal(chunk["source_item"], 0), pc.is_in(chunk["source_line"], pa.array(bad, pa.int64()))))
     described = [malformed_json_excerpt(text) for text in lines["line"].to_pylist()]
     _register_and_run(conn, "malformed_in", pa.table({
         "source_line": lines["source_line"],

@@ -1,7 +1,8 @@
 """Find usage-log files under a folder, read their folder defaults, and stream their records.
 
-Files: ``*.jsonl``, ``*.jsonl.gz`` (one JSON record per line) and ``*.json`` (an array of records,
-or one object), found recursively. A folder may hold ``source.yaml`` with defaults for the files
+Files, found recursively: ``*.jsonl``, ``*.jsonl.gz`` (one JSON record per line), ``*.json`` (an
+array of records, or one object), ``*.sse`` (server-sent-event transcripts of streamed responses,
+one record per transcript), ``*.csv`` and ``*.parquet`` (one record per row, columns as keys). A folder may hold ``source.yaml`` with defaults for the files
 beneath it (nearest folder wins, key by key)::
 
     provider: self_hosted          # openai, azure, anthropic, gemini, bedrock, deepseek, self_hosted
@@ -13,6 +14,9 @@ beneath it (nearest folder wins, key by key)::
     cache: infinite                     # cache model for trace replay: infinite, ttl or lru
     cache_ttl_seconds: 300              # ttl: blocks expire this long after their last use
     cache_capacity_tokens: 3000000      # lru: KV-cache size in tokens
+    ts: 2026-11-27T10:00:00Z            # time of records that carry none (e.g. captured stream transcripts)
+    deployments:                        # Azure deployment name -> model it serves (for pricing)
+      prod-chat: gpt-4o-2024-11-20
 
 Records are yielded in chunks as PyArrow tables ``(source_line int64, line string)`` so memory
 stays flat on large files. Reading is done here rather than by DuckDB's JSON reader because each
@@ -33,9 +37,9 @@ from pathlib import Path
 import pyarrow as pa
 import yaml
 
-LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
+LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".sse", ".csv", ".parquet")
 SOURCE_KEYS = {"provider", "model", "tenant", "app", "trace_start", "block_size_tokens", "cache",
-               "cache_ttl_seconds", "cache_capacity_tokens"}
+               "cache_ttl_seconds", "cache_capacity_tokens", "ts", "deployments"}
 CHUNK_BYTES = 32 * 1024 * 1024  # records per DuckDB batch, by size
 READ_BYTES = 64 * 1024
 
@@ -86,8 +90,12 @@ def load_source_yaml(path: Path) -> dict:
     unknown = set(data) - SOURCE_KEYS
     if unknown:
         raise SourceConfigError(f"{path}: unknown keys {sorted(unknown)}; allowed: {sorted(SOURCE_KEYS)}")
-    if "trace_start" in data:
-        data["trace_start"] = _iso_utc(data["trace_start"], path)
+    for key in ("trace_start", "ts"):
+        if key in data:
+            data[key] = _iso_utc(data[key], path, key)
+    deployments = data.get("deployments", {})
+    if not isinstance(deployments, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in deployments.items()):
+        raise SourceConfigError(f"{path}: deployments must map deployment names to model ids (text: text)")
     block = data.get("block_size_tokens", 1)
     if isinstance(block, bool) or not isinstance(block, int) or block <= 0:
         raise SourceConfigError(f"{path}: block_size_tokens must be a positive integer")
@@ -101,7 +109,7 @@ def load_source_yaml(path: Path) -> dict:
     return {k: str(v) if k in {"provider", "model", "tenant", "app"} else v for k, v in data.items()}
 
 
-def _iso_utc(value, path: Path) -> str:
+def _iso_utc(value, path: Path, key: str) -> str:
     from datetime import datetime, timezone
 
     if isinstance(value, datetime):
@@ -110,7 +118,7 @@ def _iso_utc(value, path: Path) -> str:
         try:
             parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
         except ValueError as exc:
-            raise SourceConfigError(f"{path}: trace_start {value!r} is not ISO-8601") from exc
+            raise SourceConfigError(f"{path}: {key} {value!r} is not ISO-8601") from exc
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
     return parsed.astimezone(timezone.utc).isoformat()
@@ -154,6 +162,12 @@ def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = 
     name = log.path.name.lower()
     if name.endswith(".json"):
         yield from _read_json_array(log, unreadable)
+        return
+    if name.endswith(".sse"):
+        yield from _read_sse(log)
+        return
+    if name.endswith((".csv", ".parquet")):
+        yield from _read_table(log, unreadable)
         return
     blocks = _gunzip(log.path) if name.endswith(".gz") else _plain(log.path)
     line_no = 0
@@ -282,3 +296,78 @@ def malformed_json_excerpt(line: str) -> tuple[str, str]:
     except RecursionError:
         where = "nesting too deep"
     return f"malformed JSON: {where}", _excerpt_of_bytes(line.encode("utf-8", "replace"), where)
+
+
+def _read_sse(log: LogFile) -> Iterator[pa.Table]:
+    """One record ``{"response_sse": text}`` per transcript, numbered by its first line.
+
+    A transcript ends after ``data: [DONE]`` (OpenAI) or the ``message_stop`` event (Anthropic), or
+    at the end of the file; ``containers.fold_stream`` turns it into the final body.
+    """
+    numbers, texts, current, first = [], [], [], 0
+    text = log.path.read_bytes().decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n")
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if not current and not line.strip():
+            continue
+        if not current:
+            first = line_no
+        current.append(line)
+        if line.strip() in ("data: [DONE]", "data:[DONE]") or ('"message_stop"' in line and line.startswith("data:")):
+            numbers.append(first)
+            texts.append(json.dumps({"response_sse": "\n".join(current) + "\n"}))
+            current = []
+    if any(line.strip() for line in current):
+        numbers.append(first)
+        texts.append(json.dumps({"response_sse": "\n".join(current) + "\n"}))
+    if numbers:
+        yield _to_table(numbers, texts)
+
+
+def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table]:
+    """One JSON record per CSV or Parquet row (column names as keys), read with PyArrow.
+
+    CSV rows are numbered by their line (the header is line 1); a row with the wrong number of
+    cells is quarantined with its line. Parquet rows are numbered from 1.
+    """
+    import polars as pl
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    def to_records(batch: pa.RecordBatch | pa.Table, first: int, skipped: list[int]) -> pa.Table:
+        encoded = pl.from_arrow(batch).select(pl.struct(pl.all()).struct.json_encode()).to_series().to_list()
+        numbers, n = [], first
+        for _ in encoded:
+            while n in skipped:
+                n += 1
+            numbers.append(n)
+            n += 1
+        return _to_table(numbers, encoded)
+
+    if log.path.name.lower().endswith(".parquet"):
+        try:
+            handle = pq.ParquetFile(log.path)
+        except (pa.ArrowException, OSError) as exc:
+            unreadable.append(Unreadable(0, f"unreadable Parquet file: {exc}", _excerpt_of_bytes(b"", str(exc)[:200])))
+            return
+        first = 1
+        for batch in handle.iter_batches(batch_size=100_000):
+            yield to_records(batch, first, [])
+            first += batch.num_rows
+        return
+    bad_lines: list[int] = []
+
+    def on_invalid(row) -> str:
+        line = (row.number or 0) + 1 if row.number is not None else 0
+        bad_lines.append(line)
+        unreadable.append(Unreadable(line, f"CSV row has {row.actual_columns} cells, the header has {row.expected_columns}",
+                                     _excerpt_of_bytes((row.text or "").encode(), "cell count")))
+        return "skip"
+
+    try:
+        table = pacsv.read_csv(log.path, parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=True),
+                               convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
+    except (pa.ArrowException, OSError) as exc:
+        unreadable.append(Unreadable(0, f"unreadable CSV file: {exc}", _excerpt_of_bytes(b"", str(exc)[:200])))
+        return
+    if table.num_rows:
+        yield to_records(table, 2, bad_lines)

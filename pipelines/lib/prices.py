@@ -28,10 +28,17 @@ from genai_prices.data_snapshot import get_snapshot
 
 # cachemeter provider name -> genai-prices provider id (and back)
 PROVIDER_TO_CATALOGUE = {"openai": "openai", "azure": "azure", "anthropic": "anthropic", "gemini": "google",
-                         "bedrock": "aws", "deepseek": "deepseek"}
+                         "bedrock": "aws", "deepseek": "deepseek", "xai": "x-ai", "mistral": "mistral",
+                         "cohere": "cohere", "openrouter": "openrouter"}
 CATALOGUE_TO_PROVIDER = {v: k for k, v in PROVIDER_TO_CATALOGUE.items()}
 PROVIDER_ALIASES = {"google": "gemini", "vertex": "gemini", "vertex_ai": "gemini", "aws": "bedrock",
-                    "azure_openai": "azure", "self-hosted": "self_hosted"}
+                    "azure_openai": "azure", "self-hosted": "self_hosted", "x-ai": "xai", "vllm": "self_hosted",
+                    "sglang": "self_hosted"}
+# LiteLLM-style routing prefixes ("anthropic/claude-...") that name the provider, not the model; on
+# OpenRouter the vendor prefix is part of the catalogue id and stays
+_ROUTING_PREFIXES = ("openai/", "azure/", "anthropic/", "gemini/", "google/", "vertex_ai/", "vertex_ai_beta/",
+                     "bedrock/", "bedrock_converse/", "aws/", "deepseek/", "xai/", "x-ai/", "mistral/", "mistralai/",
+                     "cohere/", "cohere_chat/")
 
 OVERRIDE_COLUMNS = ["provider", "model", "effective_from", "input_per_mtok", "cache_read_per_mtok",
                     "cache_write_5m_per_mtok", "cache_write_1h_per_mtok", "output_per_mtok"]
@@ -214,13 +221,44 @@ def normalise_provider(name: str | None) -> str | None:
     return PROVIDER_ALIASES.get(lowered, lowered)
 
 
+def normalise_model_id(provider: str | None, model: str | None) -> str | None:
+    """The model id a log names, stripped of how it was routed (the one normalisation step before pricing).
+
+    In order: a Vertex resource path keeps its last segment (``projects/p/locations/l/publishers/google/
+    models/gemini-2.5-pro`` -> ``gemini-2.5-pro``; ``models/x`` -> ``x``); a Bedrock ARN keeps the profile
+    or model id after its last ``/`` (``arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-...``
+    -> ``us.anthropic.claude-...``); a gateway routing prefix naming a provider (``anthropic/``,
+    ``vertex_ai/``, ``bedrock/``, ...) is dropped except on OpenRouter, whose catalogue ids keep the
+    vendor (``openai/gpt-4.1``); surrounding space goes. Azure deployment names are mapped earlier,
+    at ingest, through ``source.yaml`` ``deployments``. Dated snapshots and Bedrock geo prefixes are left
+    to genai-prices' own matching in ``resolve_price_model``. ``docs/formats.md`` tabulates examples.
+    """
+    if model is None:
+        return None
+    text = model.strip()
+    if text.startswith("arn:aws:bedrock:") and "/" in text:
+        text = text.rsplit("/", 1)[1]
+    elif "/models/" in text:
+        text = text.rsplit("/models/", 1)[1]
+    elif text.startswith("models/"):
+        text = text.removeprefix("models/")
+    if provider != "openrouter":
+        lowered = text.lower()
+        for prefix in _ROUTING_PREFIXES:
+            if lowered.startswith(prefix):
+                text = text[len(prefix):]
+                break
+    return text
+
+
 @cache
 def resolve_price_model(provider: str | None, model: str | None) -> str | None:
-    """Catalogue model id for a reported model (dated snapshots, Bedrock profile ids), else ``model.lower()``.
+    """Catalogue model id for a reported model (after ``normalise_model_id``), else the normalised id lowered.
 
     Uses genai-prices' own matching rules for the provider, e.g. ``gpt-4o-2024-08-06`` -> ``gpt-4o`` and
     ``us.anthropic.claude-sonnet-4-5-20250929-v1:0`` -> ``regional.anthropic.claude-sonnet-4-5-20250929-v1:0``.
     """
+    model = normalise_model_id(provider, model)
     if model is None:
         return None
     catalogue_provider = PROVIDER_TO_CATALOGUE.get(provider or "", provider)

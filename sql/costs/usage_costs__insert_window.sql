@@ -2,9 +2,9 @@
 --
 -- Price choice per request (ARCHITECTURE section 4): rows of the same provider and catalogue model
 -- whose effective_from is on or before the request's UTC day and whose UTC time-of-day window (if
--- any) holds the request time; the long-context tier is chosen from the whole prompt (all four
--- input classes: tier applies when prompt_tokens > tier_start_tokens, as in genai-prices) and then
--- prices every class. Overrides beat the catalogue; a matching variant (batch, priority, flex)
+-- any) holds the request time; the long-context tier is chosen from the whole prompt of one request
+-- (all four input classes: tier applies when tier_prompt_tokens > tier_start_tokens, as in
+-- genai-prices; a usage bucket uses its reported context window) and then prices every class. Overrides beat the catalogue; a matching variant (batch, priority, flex)
 -- beats standard; among the rest the highest precedence (latest active) and highest tier win.
 -- A request with tokens in a class that has no price stays unpriced (costs null, never zero).
 insert into core.usage_costs
@@ -36,7 +36,7 @@ candidates as (
         and p.price_model = u.price_model
         and p.effective_from <= u.day
         and p.price_variant in ('standard', u.wanted_variant)
-        and (p.tier_start_tokens = 0 or u.prompt_tokens > p.tier_start_tokens)
+        and (p.tier_start_tokens = 0 or coalesce(u.tier_prompt_tokens, u.prompt_tokens) > p.tier_start_tokens)
         and (
             p.utc_time_from is null
             or (p.utc_time_from < p.utc_time_to and u.utc_time >= p.utc_time_from and u.utc_time < p.utc_time_to)

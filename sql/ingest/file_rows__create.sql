@@ -22,5 +22,9 @@ create or replace temp table file_rows (
     output_tokens         bigint,
     reasoning_tokens      bigint,
     hash_ids              varchar,  -- block-hash chain of a trace record (JSON array), for the cache replay
-    trace_offset_ms       bigint    -- trace records: arrival in ms from trace start
+    trace_offset_ms       bigint,   -- trace records: arrival in ms from trace start
+    source_item           integer default 0,  -- 0: the whole line; n: the n-th usage item of a container line
+    request_count         bigint,   -- requests the row stands for (usage buckets: many; null = not reported)
+    reported_cost_usd     decimal(38, 15),  -- USD the source says was billed (gateway or tracing tool), else null
+    tier_prompt_tokens    bigint    -- tokens: per-request prompt size that selects a long-context price tier
 );

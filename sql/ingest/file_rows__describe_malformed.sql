@@ -3,4 +3,4 @@
 update file_rows as f
 set reason = m.reason, raw_excerpt = m.raw_excerpt
 from malformed_in as m
-where f.source_line = m.source_line;
+where f.source_line = m.source_line and f.source_item = 0;

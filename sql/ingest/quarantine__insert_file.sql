@@ -1,8 +1,9 @@
 -- Publish the rejected records of one file ($source_file) to core.quarantine.
-insert into core.quarantine
+insert into core.quarantine by name
 select
     $source_file as source_file,
     source_line,
+    source_item,
     source_format,
     reason,
     raw_excerpt,

@@ -11,7 +11,7 @@ select
     f.model,
     f.tenant,
     f.app,
-    1 as request_count,
+    f.request_count,
     coalesce(f.service_tier = 'batch', false) as is_batch,
     f.service_tier,
     case when f.prefix_family like 'series:%' then coalesce(p.family, f.prefix_family) else f.prefix_family end as prefix_family,
@@ -24,6 +24,9 @@ select
     f.reasoning_tokens,
     $source_file as source_file,
     f.source_line,
+    f.source_item,
+    f.reported_cost_usd,
+    f.tier_prompt_tokens,
     p.system_sha,
     p.tools_sha,
     p.opening_hashes,
@@ -31,5 +34,5 @@ select
     p.divergence_offset_chars,
     p.divergence_span
 from file_rows f
-left join file_fingerprints p using (source_line)
+left join file_fingerprints p on p.source_line = f.source_line and f.source_item = 0
 where f.reason is null;

@@ -5,8 +5,8 @@ create table if not exists core.usage (
     request_id            varchar,      -- provider id (envelope request_id, body id), else a stable hash of file + line
     ts                    timestamptz,  -- request time (UTC): envelope ts, else the body's own time, else trace_start + offset
     day                   date,         -- UTC day of ts; the partition key
-    source_format         varchar,      -- adapter that read the line: openai_chat, openai_responses, anthropic_messages, gemini_generate_content, bedrock_converse, deepseek_chat, mooncake_trace
-    provider              varchar,      -- openai, azure, anthropic, gemini, bedrock, deepseek, self_hosted
+    source_format         varchar,      -- adapter that read the record (openai_chat, anthropic_messages, otel_genai_span, litellm_spend_log, ...: docs/formats.md)
+    provider              varchar,      -- openai, azure, anthropic, gemini, bedrock, deepseek, xai, mistral, cohere, openrouter, self_hosted
     model                 varchar,      -- model id as reported (envelope model, body model, or source.yaml default)
     tenant                varchar,      -- owning tenant (envelope or source.yaml; 'default' when absent)
     app                   varchar,      -- calling application (envelope or source.yaml; 'default' when absent)

@@ -15,7 +15,7 @@ def test_definitions_load_with_assets_schedule_and_job():
     loaded = defs()
     keys = {k.to_user_string() for k in loaded.resolve_all_asset_keys()}
     assert keys == {"stage/usage_rows", "core/quarantine", "core/prices", "core/cache_minimums", "core/usage",
-                    "core/usage_costs", "marts/daily_savings", "marts/prefix_families", "marts/cache_alerts",
+                    "core/usage_costs", "marts/daily_savings", "marts/prefix_families", "marts/cost_reconciliation", "marts/cache_alerts",
                     "publish/warehouse_snapshot", "publish/cache_report"}
     assert loaded.resolve_job_def("cachemeter_nightly") is not None
     assert loaded.resolve_schedule_def("nightly_schedule") is not None
@@ -46,48 +46,67 @@ def test_worked_example_50k_requests_90_percent_cached(tmp_path):
     assert query(db, "select sum(cost_usd) from core.usage_costs") == [(Decimal("57"),)]
 
 
-COVERED_CASES = ["C01", "C02", "C04", "C05", "C08", "C09", "C11", "C13", "C14", "C15", "C17"]
-# Not yet readable: C03 (streamed SSE events), C06 (OpenRouter body), C07 (OpenInference span), C10 (LangChain
-# usage_metadata), C12 (Message Batches result), C16 (Vercel AI SDK usage), C18 (vLLM engine log, no cost).
-CASE_PROVIDER = {"openai": "openai", "anthropic": "anthropic", "gemini": "gemini", "gemini_vertex": "gemini",
-                 "azure_openai": "azure", "deepseek": "deepseek"}
 PRICE_KEYS = {"input_uncached": "input_per_mtok", "cache_read": "cache_read_per_mtok",
               "cache_write_5m": "cache_write_5m_per_mtok", "cache_write_1h": "cache_write_1h_per_mtok", "output": "output_per_mtok"}
 TOKEN_COLUMNS = {"input_uncached": "uncached_input_tokens", "cache_read": "cache_read_tokens",
                  "cache_write_5m": "cache_write_5m_tokens", "cache_write_1h": "cache_write_1h_tokens", "output": "output_tokens"}
+# The payload's own layer names its provider, except a bare Azure OpenAI body, which is OpenAI-shaped:
+# Azure is named the way a user names it, in the folder's source.yaml.
+CASE_SOURCE_PROVIDER = {"C13": "azure"}
+# provider and catalogue model each case is priced under (its prices_per_mtok become a dated override)
+CASE_PRICE_KEY = {"C01": ("openai", "gpt-4o-2024-08-06"), "C02": ("anthropic", "claude-3-7-sonnet-20250219"),
+                  "C03": ("anthropic", "claude-3-5-haiku-20241022"), "C04": ("gemini", "gemini-2.5-pro"),
+                  "C05": ("anthropic", "claude-sonnet-4-5"), "C06": ("openrouter", "openai/gpt-4.1"),
+                  "C07": ("bedrock", "global.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+                  "C08": ("openai", "gpt-5-mini"), "C09": ("gemini", "gemini-2.5-flash"),
+                  "C10": ("anthropic", "claude-sonnet-4-20250514"), "C11": ("anthropic", "claude-sonnet-4-20250514"),
+                  "C12": ("anthropic", "claude-sonnet-4-5"), "C13": ("azure", "gpt-4o-2024-11-20"),
+                  "C14": ("deepseek", "deepseek-chat"), "C15": ("openai", "gpt-5.4-pro"),
+                  "C16": ("anthropic", "claude-3-5-sonnet-20241022"), "C17": ("gemini", "gemini-flash-lite-latest")}
 
 
-def test_cost_cases_from_public_bug_reports_reproduce_exactly(tmp_path, shared):
+def test_all_cost_cases_from_public_bug_reports_reproduce_exactly(tmp_path, shared):
+    # ../shared/cases/cost_cases.json: each payload goes in as its layer emits it (a raw body, a batch result,
+    # a stream, a span, a LangChain or AI SDK usage object, an engine log), priced with its prices_per_mtok
+    # as an override dated to the case's own day, so cases sharing a model keep their own prices.
     cases = json.loads((shared / "cases" / "cost_cases.json").read_text())
-    covered = [c for c in cases if c["provider"] in CASE_PROVIDER and ("usage" in c["payload"] or "usageMetadata" in c["payload"])
-               and "providerMetadata" not in c["payload"]]
-    assert [c["case"] for c in covered] == COVERED_CASES
-    logs = tmp_path / "logs"
-    envelopes, price_rows = [], []
-    for index, case in enumerate(covered):
-        provider = CASE_PROVIDER[case["provider"]]
-        model = f"{case['payload']['model']}"
-        envelopes.append({"ts": "2026-06-01T12:00:00Z", "provider": provider, "model": model,
-                          "tenant": case["case"], "request_id": case["case"], "response": case["payload"]})
-        price_rows.append({"provider": provider, "model": model, "effective_from": "2020-01-01",
-                           **{PRICE_KEYS[k]: repr(v) for k, v in case["prices_per_mtok"].items()}})
-    # one override per (provider, model): cases sharing a model with different prices get their own tenant-specific day
-    seen = {}
-    for index, row in enumerate(price_rows):
-        key = (row["provider"], row["model"])
-        assert key not in seen, f"two cases price {key}; give them distinct models"
-        seen[key] = index
-    write_jsonl(logs / "cases.jsonl", envelopes)
+    assert len(cases) == 18
+    logs, price_rows = tmp_path / "logs", []
+    for index, case in enumerate(cases):
+        day = date(2026, 6, 1) + timedelta(days=index)
+        folder = logs / case["case"]
+        folder.mkdir(parents=True)
+        (folder / "payload.json").write_text(json.dumps(case["payload"]))
+        provider = CASE_SOURCE_PROVIDER.get(case["case"])
+        (folder / "source.yaml").write_text(f"ts: {day}T12:00:00Z\ntenant: {case['case']}\n"
+                                            + (f"provider: {provider}\n" if provider else ""))
+        if case["prices_per_mtok"]:
+            provider, model = CASE_PRICE_KEY[case["case"]]
+            price_rows.append({"provider": provider, "model": model, "effective_from": str(day),
+                               **{PRICE_KEYS[k]: repr(v) for k, v in case["prices_per_mtok"].items()}})
     db = run_pipeline(tmp_path, logs, write_prices(tmp_path / "prices.csv", price_rows))
-    for case in covered:
+    for case in cases:
         got = query(db, "select u.uncached_input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens, "
-                        "u.output_tokens, c.cost_usd, c.priced from core.usage u join core.usage_costs c using (request_id) "
-                        "where request_id = $id", {"id": case["case"]})
+                        "u.output_tokens, c.cost_usd, c.priced, c.cache_outcome, u.reasoning_tokens "
+                        "from core.usage u join core.usage_costs c using (request_id) where u.tenant = $t", {"t": case["case"]})
+        expected = case["expected"]
+        if expected["cost_usd"] is None:  # C18: an engine log is not billable usage; nothing lands, nothing is saved
+            assert got == [], case["case"]
+            reason = query(db, "select reason from core.quarantine where source_file like $f", {"f": case["case"] + "/%"})
+            assert len(reason) == 1 and reason[0][0].startswith("engine log, not per-request usage"), reason
+            continue
         assert len(got) == 1, case["case"]
         tokens = dict(zip(TOKEN_COLUMNS, got[0][:5]))
-        expected_tokens = {k: case["expected"]["billable_tokens"].get(k, 0) for k in TOKEN_COLUMNS}
-        assert tokens == expected_tokens, (case["case"], case["id"])
-        assert got[0][6] is True and got[0][5] == Decimal(str(case["expected"]["cost_usd"])), (case["case"], got[0][5])
+        assert tokens == {k: expected["billable_tokens"].get(k, 0) for k in TOKEN_COLUMNS}, (case["case"], case["id"], tokens)
+        assert got[0][6] is True and got[0][5] == Decimal(str(expected["cost_usd"])), (case["case"], got[0][5])
+        if "buggy_cost_usd" in expected:  # the faulty tool's figure is not what we get
+            assert got[0][5] != Decimal(str(expected["buggy_cost_usd"]))
+        if "reasoning_tokens_inside_output" in expected:  # reasoning is part of output, never added again
+            assert got[0][8] == expected["reasoning_tokens_inside_output"] and got[0][4] == expected["billable_tokens"]["output"]
+        if case["case"] == "C16":  # 787 tokens is below Claude 3.5 Sonnet's 1,024-token minimum: not a miss
+            assert got[0][7] == "ineligible"
+    # C18's day has no usage, so no savings either
+    assert query(db, "select coalesce(sum(savings_usd), 0) from marts.daily_savings where tenant = 'C18'") == [(Decimal("0"),)]
 
 
 def test_unpriced_models_stay_unpriced_never_zero(tmp_path):

@@ -75,3 +75,30 @@ def test_bad_override_files_name_the_file_line_and_fix(tmp_path, content, messag
     path.write_text(content)
     with pytest.raises(prices.PriceOverrideError, match=message):
         prices.read_overrides(path)
+
+
+def model_id_table() -> list[tuple[str, str, str]]:
+    """(provider, reported model, catalogue id) rows of the 'Model ids' table in docs/formats.md."""
+    from tests.conftest import REPO
+
+    page = (REPO / "docs" / "formats.md").read_text()
+    table = page[page.index("| Provider | Reported model | Catalogue id |"):]
+    rows = []
+    for line in table.splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        provider, reported, catalogue = (cell.strip() for cell in line.strip("|").split("|"))
+        rows.append((provider, reported.split("`")[1], catalogue.strip("`")))
+    return rows
+
+
+@pytest.mark.parametrize("provider, reported, catalogue_id", [r for r in model_id_table() if r[0] != "azure"])
+def test_model_id_normalisation_maps_what_the_docs_table_says(provider, reported, catalogue_id):
+    assert prices.resolve_price_model(provider, reported) == catalogue_id
+
+
+def test_the_docs_table_covers_the_routing_shapes():
+    reported = [r[1] for r in model_id_table()]
+    assert any(r.startswith("projects/") for r in reported) and any(r.startswith("arn:aws:bedrock") for r in reported)
+    assert any(r.startswith(("us.", "eu.")) for r in reported) and any(r.startswith("global.") for r in reported)
+    assert any(r.startswith("anthropic/") for r in reported) and ("azure", "prod-chat", "gpt-4o") in model_id_table()

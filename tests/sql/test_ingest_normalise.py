@@ -28,12 +28,13 @@ def rows(conn, sql):
 # ---- real provider payloads: pydantic-ai VCR cassettes ---------------------------------------
 
 HOSTS = {"api.openai.com": "openai", "api.anthropic.com": "anthropic", "api.deepseek.com": "deepseek",
-         "generativelanguage.googleapis.com": "gemini", "bedrock-runtime": "bedrock"}
-GENERATION_PATHS = ("/chat/completions", "/responses", "/messages", ":generateContent", "/converse")
+         "generativelanguage.googleapis.com": "gemini", "bedrock-runtime": "bedrock", "api.mistral.ai": "mistral",
+         "api.cohere.com": "cohere"}
+GENERATION_PATHS = ("/chat/completions", "/responses", "/messages", ":generateContent", "/converse", "/v2/chat")
 
 
 def cassette_generations(shared: Path) -> list[tuple[str, str, str | None, dict]]:
-    """(cassette, provider, model from URI, response body) of every generation call of the five providers."""
+    """(cassette, provider, model from URI or request, response body) of every generation call of the seven providers."""
     out = []
     for path in sorted((shared / "data" / "pydantic_ai_cache_cassettes").glob("*.yaml")):
         for interaction in yaml.safe_load(path.read_text())["interactions"]:
@@ -42,6 +43,8 @@ def cassette_generations(shared: Path) -> list[tuple[str, str, str | None, dict]
             body = interaction["response"].get("parsed_body")
             if provider and isinstance(body, dict) and any(p in uri.split("?")[0] for p in GENERATION_PATHS):
                 model = unquote(uri.split("/model/")[1].split("/")[0]) if "/model/" in uri else None
+                if provider == "cohere":  # Cohere v2 responses name no model; the request does
+                    model = (interaction["request"].get("parsed_body") or {}).get("model")
                 out.append((path.name, provider, model, body))
     return out
 
@@ -59,6 +62,9 @@ def expected_classes(provider: str, body: dict) -> tuple[int, int, int, int, int
         u = body["usage"]
         read, write = u.get("cacheReadInputTokens", 0), u.get("cacheWriteInputTokens", 0)
         return u["inputTokens"] + read + write, u["inputTokens"], read, write, 0, u["outputTokens"]
+    if provider == "cohere":  # billed_units are what Cohere bills (genai-prices' default Cohere extractor)
+        billed = body["usage"]["billed_units"]
+        return billed["input_tokens"], billed["input_tokens"], 0, 0, 0, billed["output_tokens"]
     if provider == "gemini":
         m = body["usageMetadata"]
         read = m.get("cachedContentTokenCount", 0)
@@ -78,7 +84,7 @@ def expected_classes(provider: str, body: dict) -> tuple[int, int, int, int, int
 def test_every_cassette_generation_lands_with_the_right_token_classes(tmp_path, shared):
     generations = cassette_generations(shared)
     providers = {g[1] for g in generations}
-    assert providers == {"openai", "anthropic", "bedrock", "gemini", "deepseek"}
+    assert providers == {"openai", "anthropic", "bedrock", "gemini", "deepseek", "mistral", "cohere"}
     envelopes = [{"ts": TS, "provider": provider, "model": model, "request_id": f"cassette-{i}", "response": body}
                  for i, (_, provider, model, body) in enumerate(generations)]
     write_jsonl(tmp_path / "logs" / "cassettes.jsonl", envelopes)
@@ -109,6 +115,10 @@ def test_cassette_spot_values_from_the_recordings(tmp_path, shared):
     assert ("gemini_generate_content", 3520, 8, 3512, 44, 42) in [(r[0], r[3], r[4], r[5], r[7], r[8]) for r in by_format]
     # DeepSeek: prompt_cache_hit_tokens 512 of 563
     assert ("deepseek_chat", 563, 51, 512, 116, 60) in [(r[0], r[3], r[4], r[5], r[7], r[8]) for r in by_format]
+    # Mistral, second call: 268 prompt tokens of which 224 cached (prompt_tokens_details.cached_tokens)
+    assert ("openai_chat", "mistral", "mistral-large-latest", 268, 44, 224, 0, 5) in [r[:8] for r in by_format]
+    # Cohere v2: billed_units 2,406 in / 2 out are billed; cached_tokens 2,928 counts raw tokens (2,935) and has no rate
+    assert ("cohere_chat", "cohere", 2406, 2406, 0, 2) in [(r[0], r[1], r[3], r[4], r[5], r[7]) for r in by_format]
 
 
 # ---- envelopes, raw bodies and source.yaml defaults --------------------------------------------
@@ -204,7 +214,7 @@ def test_anthropic_write_split_that_does_not_add_up_is_quarantined_not_clamped(t
                                          "cache_creation": {"ephemeral_5m_input_tokens": 30, "ephemeral_1h_input_tokens": 30}}}
     write_jsonl(tmp_path / "logs" / "a.jsonl", [{"ts": TS, "response": body}])
     conn, _ = stage(tmp_path, tmp_path / "logs")
-    assert "does not equal cache_creation_input_tokens 100" in rows(conn, "select reason from core.quarantine")[0][0]
+    assert "does not equal the reported cache write count 100" in rows(conn, "select reason from core.quarantine")[0][0]
 
 
 def test_duplicate_request_ids_across_files_count_once(tmp_path):
@@ -341,3 +351,29 @@ def test_prefix_family_prefers_an_explicit_key_then_the_body_then_the_series(tmp
     conn, _ = stage(tmp_path, tmp_path / "logs")
     families = dict(rows(conn, "select request_id, split_part(prefix_family, ':', 1) from stage.usage_rows"))
     assert families == {"key": "key", "gateway": "key", "body": "fp", "series": "series"}
+
+
+def test_azure_deployment_names_map_to_their_model_through_source_yaml(tmp_path):
+    # docs/formats.md, Model ids: an Azure deployment name is mapped by source.yaml deployments before pricing
+    logs = tmp_path / "logs"
+    write_jsonl(logs / "azure.jsonl", [{"ts": TS, "model": "prod-chat", "request_id": "az1",
+                                        "response": {"usage": {"prompt_tokens": 6000, "completion_tokens": 200,
+                                                               "prompt_tokens_details": {"cached_tokens": 5000}}}}])
+    (logs / "source.yaml").write_text("provider: azure\ndeployments:\n  prod-chat: gpt-4o-2024-11-20\n")
+    conn, _ = stage(tmp_path, logs)
+    assert rows(conn, "select provider, model, uncached_input_tokens, cache_read_tokens from stage.usage_rows") == [
+        ("azure", "gpt-4o-2024-11-20", 1000, 5000)]
+    from pipelines.lib.prices import resolve_price_model
+    assert resolve_price_model("azure", "gpt-4o-2024-11-20") == "gpt-4o"
+
+
+def test_a_span_whose_cache_counts_exceed_its_input_is_quarantined_with_that_reason(tmp_path):
+    # OTel GenAI input counts are inclusive; an emitter forwarding Anthropic's raw input_tokens reports
+    # reads above the input (providers.md section 9): a model cannot read more than its prompt
+    span = {"otel_span": {"attributes": {"gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-sonnet-4-5",
+                                         "gen_ai.usage.input_tokens": 12, "gen_ai.usage.cache_read.input_tokens": 9800,
+                                         "gen_ai.usage.output_tokens": 300}, "startTimeUnixNano": "1795169700180000000"}}
+    write_jsonl(tmp_path / "logs" / "spans.jsonl", [span])
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert (results[0].rows_in, results[0].rows_quarantined) == (1, 1)
+    assert rows(conn, "select reason from core.quarantine")[0][0].startswith("cache tokens exceed prompt: cache read 9800")

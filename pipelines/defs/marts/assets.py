@@ -1,4 +1,4 @@
-"""marts.daily_savings: what caching saved per UTC day, provider, model, tenant and app."""
+"""marts.daily_savings (what caching saved), marts.prefix_families, marts.cost_reconciliation (billed vs computed)."""
 
 
 import dagster as dg
@@ -42,6 +42,20 @@ def daily_savings(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> 
                       + [f"| {d} | {r} | {h or 0:.1%} | {c:.2f} | {n:.2f} | {s:.2f} |" for d, r, h, c, n, s in preview])
     return dg.MaterializeResult(metadata={"dagster/row_count": len(preview), "preview": dg.MetadataValue.md(table)},
                                 check_results=results)
+
+
+@daily_asset(["marts", "cost_reconciliation"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],
+             group_name="marts")
+def cost_reconciliation(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Rebuild the window's rows of ``marts.cost_reconciliation`` (reported billed cost vs computed, USD)."""
+    params = window_params(context)
+    with warehouse_connection(duckdb) as conn:
+        replace_window(conn, "marts/cost_reconciliation__delete_window", "marts/cost_reconciliation__insert_window", params)
+        rows, reported, computed = conn.execute(
+            "select count(*), coalesce(sum(reported_cost_usd), 0), coalesce(sum(computed_cost_usd), 0) "
+            "from marts.cost_reconciliation where day >= $start and day < $end", params).fetchall()[0]
+    return dg.MaterializeResult(metadata={"dagster/row_count": rows, "reported_cost_usd": f"{reported:.6f}",
+                                          "computed_cost_usd": f"{computed:.6f}"})
 
 
 @daily_asset(["marts", "prefix_families"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],

@@ -1,0 +1,52 @@
+"""marts.cost_reconciliation and the cost_mismatch alert: billed (reported) cost against computed cost."""
+
+from decimal import Decimal
+
+from tests.conftest import query, run_pipeline, write_jsonl, write_prices
+
+
+def canonical_row(request_id: str, day: str, model: str, reported: str) -> dict:
+    # 1M uncached input + 100k output at $2 / $8 per million = $2.80 computed
+    return {"request_id": request_id, "ts": f"{day}T10:00:00Z", "provider": "openai", "model": model,
+            "uncached_input_tokens": 1_000_000, "cache_read_tokens": 0, "cache_write_5m_tokens": 0,
+            "cache_write_1h_tokens": 0, "output_tokens": 100_000, "reported_cost_usd": reported}
+
+
+def test_reported_cost_that_differs_raises_cost_mismatch_and_a_match_raises_nothing(tmp_path):
+    logs = tmp_path / "logs"
+    write_jsonl(logs / "billing.jsonl", [
+        canonical_row("a1", "2026-11-20", "house-a", "2.80"),   # matches exactly
+        canonical_row("a2", "2026-11-20", "house-a", "2.80"),
+        canonical_row("b1", "2026-11-20", "house-b", "3.10"),   # billed 0.30 more than computed (9.7%)
+        canonical_row("b2", "2026-11-21", "house-b", "5.60"),   # billed twice the computed cost: critical
+    ])
+    prices = write_prices(tmp_path / "prices.csv", [
+        {"provider": "openai", "model": m, "effective_from": "2026-01-01", "input_per_mtok": "2", "output_per_mtok": "8"}
+        for m in ("house-a", "house-b")])
+    db = run_pipeline(tmp_path, logs, prices)
+    recon = query(db, "select day::varchar, model, rows_reported, reported_cost_usd, computed_cost_usd, difference_usd "
+                      "from marts.cost_reconciliation order by day, model")
+    assert recon == [("2026-11-20", "house-a", 2, Decimal("5.6"), Decimal("5.6"), Decimal("0")),
+                     ("2026-11-20", "house-b", 1, Decimal("3.1"), Decimal("2.8"), Decimal("0.3")),
+                     ("2026-11-21", "house-b", 1, Decimal("5.6"), Decimal("2.8"), Decimal("2.8"))]
+    alerts = query(db, "select day::varchar, model, severity, observed, baseline from marts.cache_alerts "
+                       "where rule = 'cost_mismatch' order by day")
+    # 0.30 / 3.10 = 9.7% (warning below the 10% critical share); 2.80 / 5.60 = 50% (critical); house-a: none
+    assert alerts == [("2026-11-20", "house-b", "warning", 2.8, 3.1), ("2026-11-21", "house-b", "critical", 2.8, 5.6)]
+    message = query(db, "select message from marts.cache_alerts where rule = 'cost_mismatch' and day = '2026-11-20'")[0][0]
+    assert "reports 3.1" in message and "computes 2.8" in message and "9.7%" in message
+
+
+def test_gateway_reported_costs_that_match_raise_nothing(tmp_path):
+    # LiteLLM spend and Langfuse cost_details in fixtures/formats equal the computed catalogue cost
+    from tests.conftest import REPO
+    import shutil
+
+    logs = tmp_path / "logs"
+    shutil.copytree(REPO / "fixtures" / "formats" / "litellm_spend_logs", logs / "litellm")
+    shutil.copytree(REPO / "fixtures" / "formats" / "langfuse", logs / "langfuse")
+    db = run_pipeline(tmp_path, logs)
+    # 4 LiteLLM rows (the 2 response-cache hits are quarantined) + 3 Langfuse rows, in 3 (day, provider, model) groups
+    assert query(db, "select count(*), sum(rows_reported), sum(abs(difference_usd)) from marts.cost_reconciliation") == [
+        (3, 7, Decimal("0"))]
+    assert query(db, "select count(*) from marts.cache_alerts where rule = 'cost_mismatch'") == [(0,)]
