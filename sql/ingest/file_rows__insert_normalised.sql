@@ -249,28 +249,48 @@ provider_aliases (alias, provider) as (
            ('sglang', 'self_hosted'), ('hosted_vllm', 'self_hosted')
 ),
 lines as (
-    select source_line, source_item, line, json_valid(line) as is_json
+    -- one parse of each record for every envelope-level field (null list: not JSON); the text's first
+    -- character tells an object from other JSON without another parse
+    select
+        source_line,
+        source_item,
+        line,
+        try(json_extract(line, ['$.custom_id', '$.result', '$.response', '$.error', '$.spend', '$.ts', '$.provider',
+                                '$.model', '$.tenant', '$.app', '$.request_id', '$.id', '$.reported_cost_usd',
+                                '$.request.prompt_cache_key', '$.prefix_hash', '$.response.body', '$.result.message',
+                                '$.response.status_code', '$.error.code', '$.response.body.error.type', '$.result.type'])) as e
     from lines_in
 ),
 docs as (
-    select source_line, source_item, line::json as j
+    select
+        source_line,
+        source_item,
+        line as j,
+        ltrim(line)[1] = '{' as is_object,
+        struct_pack(custom_id := e[1], result := e[2], response := e[3], error := e[4], spend := e[5], ts := e[6],
+                    provider := e[7], model := e[8], tenant := e[9], app := e[10], request_id := e[11], id := e[12],
+                    reported_cost_usd := e[13], prompt_cache_key := e[14], prefix_hash := e[15], response_body := e[16],
+                    result_message := e[17], status_code := e[18], error_code := e[19], body_error_type := e[20],
+                    result_type := e[21]) as env
     from lines
-    where is_json
+    where e is not null
 ),
 unwrapped as (
     select
         source_line,
         source_item,
         j,
+        is_object,
+        env,
         case
-            when json_type(j) <> 'OBJECT' or json_type(j, '$.custom_id') is null then null
-            when json_type(j, '$.result') = 'OBJECT' then 'anthropic_batch_result'
-            when json_type(j, '$.response') in ('OBJECT', 'NULL') or json_type(j, '$.error') is not null then 'openai_batch_output'
+            when not is_object or env.custom_id is null then null
+            when json_type(env.result) = 'OBJECT' then 'anthropic_batch_result'
+            when json_type(env.response) in ('OBJECT', 'NULL') or env.error is not null then 'openai_batch_output'
         end as batch_format,
         -- an envelope wraps a body in "response"; batch result lines and LiteLLM spend-log rows (whose
         -- "response" column is LiteLLM's copy of the body) are read as themselves
-        coalesce(json_type(j) = 'OBJECT' and json_type(j, '$.response') = 'OBJECT'
-                 and json_type(j, '$.custom_id') is null and json_type(j, '$.spend') is null, false) as is_envelope
+        coalesce(is_object and json_type(env.response) = 'OBJECT' and env.custom_id is null and env.spend is null, false)
+            as is_envelope
     from docs
 ),
 envelope as (
@@ -278,72 +298,83 @@ envelope as (
         source_line,
         source_item,
         j,
+        is_object,
         is_envelope,
         batch_format,
         case
-            when batch_format = 'openai_batch_output' then j -> '$.response.body'
-            when batch_format = 'anthropic_batch_result' then j -> '$.result.message'
-            when is_envelope then j -> '$.response'
-            else j
+            when batch_format = 'openai_batch_output' then env.response_body
+            when batch_format = 'anthropic_batch_result' then env.result_message
+            when is_envelope then env.response
+            when is_object then j
         end as b0,
         case
-            when batch_format = 'openai_batch_output' and coalesce(j ->> '$.response.status_code', '') <> '200'
-                then 'batch request failed (status ' || coalesce(j ->> '$.response.status_code', 'none') || ', '
-                    || coalesce(j ->> '$.error.code', j ->> '$.response.body.error.type', 'no error code') || '): not billed'
-            when batch_format = 'anthropic_batch_result' and coalesce(j ->> '$.result.type', '') <> 'succeeded'
-                then 'batch result ' || coalesce(j ->> '$.result.type', 'without a type') || ': not billed'
+            when batch_format = 'openai_batch_output' and coalesce(env.status_code ->> '$', '') <> '200'
+                then 'batch request failed (status ' || coalesce(env.status_code ->> '$', 'none') || ', '
+                    || coalesce(env.error_code ->> '$', env.body_error_type ->> '$', 'no error code') || '): not billed'
+            when batch_format = 'anthropic_batch_result' and coalesce(env.result_type ->> '$', '') <> 'succeeded'
+                then 'batch result ' || coalesce(env.result_type ->> '$', 'without a type') || ': not billed'
         end as batch_error,
-        case when is_envelope then j -> '$.ts' end as env_ts,
-        case when is_envelope then lower(j ->> '$.provider') end as env_provider,
-        case when is_envelope then j ->> '$.model' end as env_model,
-        case when is_envelope then j ->> '$.tenant' end as env_tenant,
-        case when is_envelope then j ->> '$.app' end as env_app,
-        case when is_envelope then coalesce(j ->> '$.request_id', j ->> '$.id') when batch_format is not null then j ->> '$.custom_id' end as env_request_id,
-        case when is_envelope then j -> '$.reported_cost_usd' end as env_cost,
+        case when is_envelope then env.ts end as env_ts,
+        case when is_envelope then lower(env.provider ->> '$') end as env_provider,
+        case when is_envelope then env.model ->> '$' end as env_model,
+        case when is_envelope then env.tenant ->> '$' end as env_tenant,
+        case when is_envelope then env.app ->> '$' end as env_app,
+        case when is_envelope then coalesce(env.request_id ->> '$', env.id ->> '$')
+             when batch_format is not null then env.custom_id ->> '$' end as env_request_id,
+        case when is_envelope then env.reported_cost_usd end as env_cost,
         -- explicit prefix key: OpenAI prompt_cache_key in the logged request, else a gateway's prefix hash
-        case when is_envelope then coalesce(j ->> '$.request.prompt_cache_key', j ->> '$.prefix_hash') end as prompt_cache_key
+        case when is_envelope then coalesce(env.prompt_cache_key ->> '$', env.prefix_hash ->> '$') end as prompt_cache_key
     from unwrapped
+),
+probed as (
+    -- one parse of each body for every key the shape is told by
+    select
+        e.*,
+        json_extract(e.b0, ['$.stream_error', '$.hash_ids', '$.input_length', '$.usageMetadata',
+                            '$.otel_span.attributes."llm.token_count.prompt"', '$.span_attributes', '$.otel_span',
+                            '$.usage.inputTokens', '$.input.inputTokenCount', '$.usage.prompt_cache_hit_tokens',
+                            '$.usage.billed_units', '$.meta_info.prompt_tokens', '$.spend', '$.usageDetails', '$.usage_details',
+                            '$.usage_metadata', '$.usage.promptTokens', '$.providerMetadata.anthropic', '$.num_model_requests',
+                            '$.object', '$.input_uncached_tokens', '$.uncached_input_tokens', '$.starting_at',
+                            '$.cache_read_input_tokens', '$.cache_creation', '$.usage.prompt_tokens', '$.usage.input_tokens',
+                            '$.usage.input_tokens_details', '$.type', '$.usage.cache_read_input_tokens',
+                            '$.usage.cache_creation_input_tokens', '$._stream']) as k
+    from envelope e
 ),
 shaped as (
     select
-        e.*,
-        coalesce(e.env_provider, lower($provider)) as declared_provider,
+        p.* exclude (k),
+        coalesce(p.env_provider, lower($provider)) as declared_provider,
         case
-            when json_type(e.b0) <> 'OBJECT' then null
-            when json_type(e.b0, '$.stream_error') is not null then 'stream'
-            when json_type(e.b0, '$.hash_ids') = 'ARRAY' and json_type(e.b0, '$.input_length') is not null then 'mooncake_trace'
-            when json_type(e.b0, '$.usageMetadata') = 'OBJECT' then 'gemini_generate_content'
-            when json_type(e.b0, '$.otel_span.attributes."llm.token_count.prompt"') is not null
-                or json_type(e.b0, '$.span_attributes') = 'OBJECT' then 'openinference_span'
-            when json_type(e.b0, '$.otel_span') = 'OBJECT' then 'otel_genai_span'
-            when json_type(e.b0, '$.usage.inputTokens') is not null then 'bedrock_converse'
-            when json_type(e.b0, '$.input.inputTokenCount') is not null then 'bedrock_invocation_log'
-            when json_type(e.b0, '$.usage.prompt_cache_hit_tokens') is not null then 'deepseek_chat'
-            when json_type(e.b0, '$.usage.billed_units') = 'OBJECT' then 'cohere_chat'
-            when json_type(e.b0, '$.meta_info.prompt_tokens') is not null then 'sglang_generate'
-            when json_type(e.b0, '$.spend') is not null then 'litellm_spend_log'
-            when json_type(e.b0, '$.usageDetails') = 'OBJECT' or json_type(e.b0, '$.usage_details') = 'OBJECT' then 'langfuse_generation'
-            when json_type(e.b0, '$.usage_metadata') = 'OBJECT' then 'langchain_usage_metadata'
-            when json_type(e.b0, '$.usage.promptTokens') is not null
-                then case when json_type(e.b0, '$.providerMetadata.anthropic') = 'OBJECT' then 'ai_sdk_anthropic' else 'ai_sdk' end
-            when json_type(e.b0, '$.num_model_requests') is not null or e.b0 ->> '$.object' = 'organization.usage.completions.result'
-                then case when json_type(e.b0, '$.input_uncached_tokens') is not null then 'openai_usage_bucket'
-                          else 'openai_usage_bucket_pre_2026_07' end
-            when json_type(e.b0, '$.uncached_input_tokens') is not null
-                and (json_type(e.b0, '$.starting_at') is not null or json_type(e.b0, '$.cache_read_input_tokens') is not null
-                     or json_type(e.b0, '$.cache_creation') = 'OBJECT') then 'anthropic_usage_report'
-            when json_type(e.b0, '$.uncached_input_tokens') is not null then 'canonical'
-            when json_type(e.b0, '$.usage.prompt_tokens') is not null then 'openai_chat'
-            when json_type(e.b0, '$.usage.input_tokens') is null then null
-            when e.b0 ->> '$.object' = 'response' or json_type(e.b0, '$.usage.input_tokens_details') is not null then 'openai_responses'
-            when e.b0 ->> '$.type' = 'message'
-                or json_type(e.b0, '$.usage.cache_read_input_tokens') is not null
-                or json_type(e.b0, '$.usage.cache_creation_input_tokens') is not null then 'anthropic_messages'
-            when e.batch_format = 'anthropic_batch_result' then 'anthropic_messages'
-            when coalesce(e.env_provider, lower($provider)) = 'anthropic' then 'anthropic_messages'
-            when coalesce(e.env_provider, lower($provider)) in ('openai', 'azure', 'azure_openai') then 'openai_responses'
-        end as source_format
-    from envelope e
+            when k[1] is not null then 'stream'
+            when json_type(k[2]) = 'ARRAY' and k[3] is not null then 'mooncake_trace'
+            when json_type(k[4]) = 'OBJECT' then 'gemini_generate_content'
+            when k[5] is not null or json_type(k[6]) = 'OBJECT' then 'openinference_span'
+            when json_type(k[7]) = 'OBJECT' then 'otel_genai_span'
+            when k[8] is not null then 'bedrock_converse'
+            when k[9] is not null then 'bedrock_invocation_log'
+            when k[10] is not null then 'deepseek_chat'
+            when json_type(k[11]) = 'OBJECT' then 'cohere_chat'
+            when k[12] is not null then 'sglang_generate'
+            when k[13] is not null then 'litellm_spend_log'
+            when json_type(k[14]) = 'OBJECT' or json_type(k[15]) = 'OBJECT' then 'langfuse_generation'
+            when json_type(k[16]) = 'OBJECT' then 'langchain_usage_metadata'
+            when k[17] is not null then case when json_type(k[18]) = 'OBJECT' then 'ai_sdk_anthropic' else 'ai_sdk' end
+            when k[19] is not null or k[20] ->> '$' = 'organization.usage.completions.result'
+                then case when k[21] is not null then 'openai_usage_bucket' else 'openai_usage_bucket_pre_2026_07' end
+            when k[22] is not null and (k[23] is not null or k[24] is not null or json_type(k[25]) = 'OBJECT')
+                then 'anthropic_usage_report'
+            when k[22] is not null then 'canonical'
+            when k[26] is not null then 'openai_chat'
+            when k[27] is null then null
+            when k[20] ->> '$' = 'response' or k[28] is not null then 'openai_responses'
+            when k[29] ->> '$' = 'message' or k[30] is not null or k[31] is not null then 'anthropic_messages'
+            when p.batch_format = 'anthropic_batch_result' then 'anthropic_messages'
+            when coalesce(p.env_provider, lower($provider)) = 'anthropic' then 'anthropic_messages'
+            when coalesce(p.env_provider, lower($provider)) in ('openai', 'azure', 'azure_openai') then 'openai_responses'
+        end as source_format,
+        json_type(k[32]) = 'BOOLEAN' as is_stream
+    from probed p
 ),
 bodies as (
     -- the object the field map reads: span attributes, a Langfuse row with its usage/cost keys under
@@ -366,8 +397,7 @@ bodies as (
                 then json_merge_patch(s.b0, json_object('metadata', (s.b0 ->> '$.metadata')::json))
             else s.b0
         end as b,
-        case when s.source_format in ('otel_genai_span', 'openinference_span') then s.b0 -> '$.otel_span' end as span,
-        coalesce(json_type(s.b0, '$._stream') = 'BOOLEAN', false) as is_stream
+        case when s.source_format in ('otel_genai_span', 'openinference_span') then s.b0 -> '$.otel_span' end as span
     from shaped s
 ),
 extracted as (
@@ -462,7 +492,7 @@ validated as (
     select
         x.*,
         coalesce(
-            case when json_type(x.j) <> 'OBJECT' then 'record is JSON ' || lower(json_type(x.j)) || ', not an object' end,
+            case when not x.is_object then 'record is JSON ' || lower(json_type(x.j)) || ', not an object' end,
             x.batch_error,
             case when x.source_format = 'stream' then x.b0_stream_error end,
             case when x.source_format is null and json_type(x.b, '$.engine_log') = 'OBJECT'
@@ -735,4 +765,4 @@ final as (
 select * from final
 union all by name
 -- lines that are not JSON: the Python reader adds length, hash and parse position afterwards
-select source_line, source_item, null as source_format, 'malformed JSON' as reason from lines where not is_json;
+select source_line, source_item, null as source_format, 'malformed JSON' as reason from lines where e is null;
