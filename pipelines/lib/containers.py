@@ -30,14 +30,16 @@ a whole line, items 1..n are the n-th usage item of a container line.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 # a line that may need reshaping mentions one of these keys; everything else passes through as is
-_PREFILTER = r'"(resourceSpans|results|meta|stream_events|response_sse|object"\s*:\s*"(page|bucket))"'
+_PREFILTER = r'"(resourceSpans|results|meta|has_more|stream_events|response_sse|object"\s*:\s*"(page|bucket))"'
 TOKEN_ATTRIBUTE_PREFIXES = ("gen_ai.usage.", "llm.token_count.")
+_INT64 = re.compile(r"-?[0-9]{1,19}")
 
 
 def reshape(chunk: pa.Table) -> pa.Table:
@@ -97,8 +99,11 @@ def _reshape_line(text: str) -> tuple[list[dict], bool] | None:
 def _looks_like_anthropic_report(record: dict) -> bool:
     data = record.get("data")
     if isinstance(data, list):
-        return bool(data) and all(isinstance(b, dict) and "starting_at" in b and "results" in b for b in data)
-    return "starting_at" in record and isinstance(record.get("results"), list)
+        if not data:  # an empty page of a paginated report (has_more / next_page beside it)
+            return "has_more" in record or "next_page" in record
+        return any(isinstance(b, dict) and "starting_at" in b for b in data) and all(
+            isinstance(b, dict) and "results" in b for b in data)
+    return "starting_at" in record and "results" in record
 
 
 def _is_empty_report(record: dict) -> bool:
@@ -108,10 +113,15 @@ def _is_empty_report(record: dict) -> bool:
 
 
 def bucket_items(record: dict) -> Iterable[dict]:
-    """One item per result of every bucket, with the bucket's time range copied in."""
+    """One item per result of every bucket, with the bucket's time range copied in.
+
+    A bucket that is not an object or whose ``results`` is not a list becomes one ``invalid_bucket``
+    item, so it is quarantined and counted rather than dropped.
+    """
     buckets = record.get("data") if isinstance(record.get("data"), list) else [record]
     for bucket in buckets:
         if not isinstance(bucket, dict) or not isinstance(bucket.get("results"), list):
+            yield {"invalid_bucket": "bucket is not an object with a results list"}
             continue
         for result in bucket["results"]:
             if not isinstance(result, dict):
@@ -127,7 +137,8 @@ def bucket_items(record: dict) -> Iterable[dict]:
 def otel_items(record: dict) -> Iterable[dict]:
     """One ``{"otel_span": ...}`` item per span with token-usage attributes."""
     for resource_spans in _dicts(record.get("resourceSpans")):
-        resource = _attributes((resource_spans.get("resource") or {}).get("attributes"))
+        resource_object = resource_spans.get("resource")
+        resource = _attributes(resource_object.get("attributes") if isinstance(resource_object, dict) else None)
         for scope_spans in _dicts(resource_spans.get("scopeSpans") or resource_spans.get("instrumentationLibrarySpans")):
             for span in _dicts(scope_spans.get("spans")):
                 attributes = _attributes(span.get("attributes"))
@@ -146,16 +157,17 @@ def _attributes(pairs) -> dict:
     """OTLP ``[{key, value: {stringValue|intValue|doubleValue|boolValue}}]`` -> ``{key: value}``.
 
     ``intValue`` is a string in OTLP/JSON (proto3 JSON maps int64 to strings); it becomes an int
-    when it is one, else stays as given so the SQL reports it as an invalid count.
+    when it is exactly a decimal integer (ASCII digits, optional minus), else stays as given so the SQL
+    reports it as an invalid count.
     """
     out = {}
     for pair in _dicts(pairs):
         value = pair.get("value") if isinstance(pair.get("value"), dict) else {}
         if "intValue" in value:
             raw = value["intValue"]
-            try:
-                out[pair.get("key")] = int(raw) if isinstance(raw, (str, int)) and not isinstance(raw, bool) else raw
-            except ValueError:
+            if isinstance(raw, str) and _INT64.fullmatch(raw):
+                out[pair.get("key")] = int(raw)
+            else:
                 out[pair.get("key")] = raw
         else:
             for kind in ("stringValue", "doubleValue", "boolValue"):
@@ -173,7 +185,7 @@ def parse_sse(text: str) -> list:
     A payload that is not JSON is kept as a string, so the fold can say what was wrong.
     """
     events, data_lines = [], []
-    for raw in text.replace("\r\n", "\n").split("\n") + [""]:
+    for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") + [""]:
         if raw.startswith("data:"):
             data_lines.append(raw[5:].removeprefix(" "))
         elif raw == "" and data_lines:
@@ -197,22 +209,23 @@ def fold_stream(record: dict) -> dict:
     events = record["stream_events"] if isinstance(record.get("stream_events"), list) else parse_sse(record["response_sse"])
     body = {**_fold_events([e for e in events if isinstance(e, dict)]), "_stream": True}
     envelope = {k: v for k, v in record.items() if k not in ("stream_events", "response_sse")}
-    if "ts" in envelope or "provider" in envelope or "request_id" in envelope:
-        return {**envelope, "response": body}
-    return body
+    return {**envelope, "response": body} if envelope else body
 
 
 def _fold_events(events: list[dict]) -> dict:
     start = next((e for e in events if e.get("type") == "message_start" and isinstance(e.get("message"), dict)), None)
     if start is not None:  # Anthropic Messages stream
         message = dict(start["message"])
-        usage = dict(message.get("usage") or {})
+        if not isinstance(message.get("usage"), dict):
+            return {"stream_error": "message_start carries no usage object"}
+        usage = dict(message["usage"])
         for event in events:
             if event.get("type") == "message_delta" and isinstance(event.get("usage"), dict):
                 usage.update({k: v for k, v in event["usage"].items() if v is not None})
         return {**message, "usage": usage}
-    completed = next((e["response"] for e in reversed(events)
-                      if e.get("type") == "response.completed" and isinstance(e.get("response"), dict)), None)
+    completed = next((e["response"] for e in reversed(events)  # Responses: completed, or cut short but billed
+                      if e.get("type") in ("response.completed", "response.incomplete", "response.failed")
+                      and isinstance(e.get("response"), dict) and isinstance(e["response"].get("usage"), dict)), None)
     if completed is not None:  # OpenAI Responses stream
         return completed
     with_usage = next((e for e in reversed(events) if isinstance(e.get("usage"), dict)), None)

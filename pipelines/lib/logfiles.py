@@ -28,7 +28,10 @@ byte-order mark and CRLF endings are removed.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import math
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -171,7 +174,7 @@ def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = 
         return
     blocks = _gunzip(log.path) if name.endswith(".gz") else _plain(log.path)
     line_no = 0
-    carry = b""
+    carry: list[bytes] = []  # pieces of the unfinished last line, joined only once it ends (long lines stay linear)
     numbers: list[int] = []
     texts: list[str] = []
     pending = 0
@@ -181,20 +184,24 @@ def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = 
         except StreamError as exc:
             # every complete line before the damage is kept; the damaged tail is one quarantined record
             unreadable.append(Unreadable(line_no + 1, f"{exc} after line {line_no}; the rest of the file is unreadable",
-                                         _excerpt_of_bytes(carry, str(exc))))
-            carry, block = b"", b""
-        if line_no == 0 and not numbers and block.startswith(b"\xef\xbb\xbf"):
+                                         _excerpt_of_bytes(b"".join(carry), str(exc))))
+            carry, block = [], b""
+        if line_no == 0 and not numbers and not carry and block.startswith(b"\xef\xbb\xbf"):
             block = block[3:]
         if not block:
-            if carry.strip():
-                more_numbers, more_texts = _decode([carry], line_no + 1, unreadable)
+            tail = b"".join(carry)
+            if tail.strip():
+                more_numbers, more_texts = _decode([tail], line_no + 1, unreadable)
                 numbers += more_numbers
                 texts += more_texts
             if numbers:
                 yield _to_table(numbers, texts)
             return
-        pieces = (carry + block).split(b"\n")
-        carry = pieces.pop()
+        if b"\n" not in block:
+            carry.append(block)
+            continue
+        pieces = (b"".join(carry) + block).split(b"\n")
+        carry = [pieces.pop()]
         more_numbers, more_texts = _decode(pieces, line_no + 1, unreadable)
         line_no += len(pieces)
         numbers += more_numbers
@@ -271,7 +278,15 @@ def _read_json_array(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.
         return
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":  # JSON lines under a .json name (the OTel collector file exporter's default)
+            lines = raw.decode("utf-8", "replace").split("\n")
+            kept = [(n, line.rstrip("\r")) for n, line in enumerate(lines, start=1) if line.strip()]
+            yield _to_table([n for n, _ in kept], [line for _, line in kept])
+            return
+        unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
+        return
+    except UnicodeDecodeError as exc:
         unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
         return
     except RecursionError:
@@ -301,73 +316,178 @@ def malformed_json_excerpt(line: str) -> tuple[str, str]:
 def _read_sse(log: LogFile) -> Iterator[pa.Table]:
     """One record ``{"response_sse": text}`` per transcript, numbered by its first line.
 
-    A transcript ends after ``data: [DONE]`` (OpenAI) or the ``message_stop`` event (Anthropic), or
-    at the end of the file; ``containers.fold_stream`` turns it into the final body.
+    A transcript ends after ``data: [DONE]`` (OpenAI Chat), the ``message_stop`` event (Anthropic) or a
+    final ``response.completed`` / ``incomplete`` / ``failed`` event (OpenAI Responses), or at the end of
+    the file. A stream that lost its terminator still ends where the next one starts: at a new
+    ``message_start`` or ``response.created`` event, or at a Chat chunk with a different ``id``.
     """
-    numbers, texts, current, first = [], [], [], 0
-    text = log.path.read_bytes().decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n")
-    for line_no, line in enumerate(text.split("\n"), start=1):
+    numbers, texts, current, first, chunk_id = [], [], [], 0, None
+
+    def close() -> None:
+        if any(line.strip() for line in current):
+            numbers.append(first)
+            texts.append(json.dumps({"response_sse": "\n".join(current) + "\n"}))
+        current.clear()
+
+    def split_before_event(line_no: int) -> None:
+        """Close the transcript so far, keeping the event lines that lead up to ``line_no`` for the next one."""
+        nonlocal first
+        cut = max((i for i, line in enumerate(current) if not line.strip()), default=-1) + 1
+        lead = current[cut:]
+        del current[cut:]
+        close()
+        current.extend(lead)
+        first = line_no - len(lead)
+
+    text = log.path.read_bytes().decode("utf-8", "replace").removeprefix("\ufeff")
+    for line_no, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
+        data = line.startswith("data:")
+        has_data = any(previous.startswith("data:") for previous in current)
+        if data and has_data and _SSE_START.search(line):
+            split_before_event(line_no)
+        if data and '"chat.completion.chunk"' in line and (found := _SSE_CHUNK_ID.search(line)):
+            if has_data and chunk_id is not None and found.group(1) != chunk_id:
+                split_before_event(line_no)
+            chunk_id = found.group(1)
         if not current and not line.strip():
             continue
         if not current:
             first = line_no
         current.append(line)
-        if line.strip() in ("data: [DONE]", "data:[DONE]") or ('"message_stop"' in line and line.startswith("data:")):
-            numbers.append(first)
-            texts.append(json.dumps({"response_sse": "\n".join(current) + "\n"}))
-            current = []
-    if any(line.strip() for line in current):
-        numbers.append(first)
-        texts.append(json.dumps({"response_sse": "\n".join(current) + "\n"}))
+        if line.strip() in ("data: [DONE]", "data:[DONE]") or (data and _SSE_END.search(line)):
+            close()
+            chunk_id = None
+    close()
     if numbers:
         yield _to_table(numbers, texts)
 
 
-def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table]:
-    """One JSON record per CSV or Parquet row (column names as keys), read with PyArrow.
+_SSE_START = re.compile(r'"type"\s*:\s*"(message_start|response\.created)"')
+_SSE_END = re.compile(r'"type"\s*:\s*"(message_stop|response\.completed|response\.incomplete|response\.failed)"')
+_SSE_CHUNK_ID = re.compile(r'"id"\s*:\s*"([^"]*)"')
 
-    CSV rows are numbered by their line (the header is line 1); a row with the wrong number of
-    cells is quarantined with its line. Parquet rows are numbered from 1.
+
+def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table]:
+    """One JSON record per CSV or Parquet row (column names as keys).
+
+    CSV is read with the standard ``csv`` module rather than PyArrow's reader because each row must
+    keep its own line number (a row with the wrong number of cells is quarantined with its line) and
+    no type may be guessed across the file: a cell becomes a JSON number only in a count or money
+    column (name containing tokens, count, requests, spend or cost) and only when it is a plain
+    number, so ids such as ``007`` stay text and one bad cell rejects one row, not the column. Empty
+    cells are absent values; ``N/A`` and the like stay text and are rejected where a number is due.
+    Parquet rows are numbered from 1; integral decimals become integers, NaN stays visible as text.
     """
+    if log.path.name.lower().endswith(".parquet"):
+        yield from _read_parquet(log, unreadable)
+        return
+    import csv
+
+    raw = log.path.read_bytes()
+    text = raw.decode("utf-8", "replace").removeprefix("\ufeff")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        unreadable.append(Unreadable(1, f"unreadable CSV header: {exc}", _excerpt_of_bytes(raw[:200], "header")))
+        return
+    if header is None:
+        return
+    if len(set(header)) != len(header) or any(not h.strip() for h in header):
+        unreadable.append(Unreadable(1, "CSV header has empty or repeated column names: "
+                                        + ", ".join(sorted({h for h in header if header.count(h) > 1 or not h.strip()})),
+                                     _excerpt_of_bytes(raw[:200], "header")))
+        return
+    numeric = [bool(_NUMERIC_COLUMN.search(h.lower())) for h in header]
+    numbers, texts, start = [], [], reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            unreadable.append(Unreadable(start, f"unreadable CSV row: {exc}", _excerpt_of_bytes(b"", str(exc))))
+            break
+        line, start = start, reader.line_num + 1
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            unreadable.append(Unreadable(line, f"CSV row has {len(row)} cells, the header has {len(header)}",
+                                         _excerpt_of_bytes(",".join(row).encode(), "cell count")))
+            continue
+        record = {name: _csv_value(cell, is_numeric) for name, cell, is_numeric in zip(header, row, numeric)
+                  if cell != ""}
+        numbers.append(line)
+        texts.append(json.dumps(record))
+        if len(numbers) >= 100_000:
+            yield _to_table(numbers, texts)
+            numbers, texts = [], []
+    if numbers:
+        yield _to_table(numbers, texts)
+
+
+_NUMERIC_COLUMN = re.compile(r"tokens|count|requests|spend|cost")
+_PLAIN_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
+
+def _csv_value(cell: str, numeric: bool):
+    if numeric and _PLAIN_NUMBER.fullmatch(cell.strip()):
+        value = float(cell) if any(c in cell for c in ".eE") else int(cell)
+        return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < 2**63 else value
+    return cell
+
+
+def _read_parquet(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table]:
     import polars as pl
-    import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    def to_records(batch: pa.RecordBatch | pa.Table, first: int, skipped: list[int]) -> pa.Table:
-        encoded = pl.from_arrow(batch).select(pl.struct(pl.all()).struct.json_encode()).to_series().to_list()
-        numbers, n = [], first
-        for _ in encoded:
-            while n in skipped:
-                n += 1
-            numbers.append(n)
-            n += 1
-        return _to_table(numbers, encoded)
-
-    if log.path.name.lower().endswith(".parquet"):
-        try:
-            handle = pq.ParquetFile(log.path)
-        except (pa.ArrowException, OSError) as exc:
-            unreadable.append(Unreadable(0, f"unreadable Parquet file: {exc}", _excerpt_of_bytes(b"", str(exc)[:200])))
-            return
-        first = 1
-        for batch in handle.iter_batches(batch_size=100_000):
-            yield to_records(batch, first, [])
-            first += batch.num_rows
-        return
-    bad_lines: list[int] = []
-
-    def on_invalid(row) -> str:
-        line = (row.number or 0) + 1 if row.number is not None else 0
-        bad_lines.append(line)
-        unreadable.append(Unreadable(line, f"CSV row has {row.actual_columns} cells, the header has {row.expected_columns}",
-                                     _excerpt_of_bytes((row.text or "").encode(), "cell count")))
-        return "skip"
-
     try:
-        table = pacsv.read_csv(log.path, parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=True),
-                               convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
+        handle = pq.ParquetFile(log.path)
+        names = handle.schema_arrow.names
     except (pa.ArrowException, OSError) as exc:
-        unreadable.append(Unreadable(0, f"unreadable CSV file: {exc}", _excerpt_of_bytes(b"", str(exc)[:200])))
+        unreadable.append(Unreadable(0, f"unreadable Parquet file: {exc}", _excerpt_of_bytes(b"", str(exc)[:200])))
         return
-    if table.num_rows:
-        yield to_records(table, 2, bad_lines)
+    if len(set(names)) != len(names):
+        unreadable.append(Unreadable(0, "Parquet file has repeated column names: "
+                                        + ", ".join(sorted({n for n in names if names.count(n) > 1})),
+                                     _excerpt_of_bytes(b"", "schema")))
+        return
+    first = 1
+    try:
+        for batch in handle.iter_batches(batch_size=100_000):
+            table = _json_ready(pa.Table.from_batches([batch]))
+            if _has_non_finite(table):  # NaN / inf stay visible as text (rejected), never read as 0 or null
+                encoded = [json.dumps({k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v)
+                                       for k, v in row.items() if v is not None}, default=str)
+                           for row in table.to_pylist()]
+            else:
+                encoded = pl.from_arrow(table).select(pl.struct(pl.all()).struct.json_encode()).to_series().to_list()
+            yield _to_table(list(range(first, first + len(encoded))), encoded)
+            first += batch.num_rows
+    except (pa.ArrowException, OSError, pl.exceptions.PolarsError) as exc:
+        unreadable.append(Unreadable(first, f"Parquet read failed at row {first}: {exc}; the rest of the file is unreadable",
+                                     _excerpt_of_bytes(b"", str(exc)[:200])))
+
+
+def _has_non_finite(table: pa.Table) -> bool:
+    import pyarrow.compute as pc
+
+    return any(pa.types.is_floating(f.type) and pc.any(pc.invert(pc.is_finite(c))).as_py()
+               for f, c in zip(table.schema, table.columns))
+
+
+def _json_ready(table: pa.Table) -> pa.Table:
+    """Columns JSON can carry: binary as text (invalid UTF-8 replaced), integral decimals as integers,
+    other decimals as exact text."""
+    columns = []
+    for column_field, column in zip(table.schema, table.columns):
+        kind = column_field.type
+        if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
+            column = pa.array([None if v is None else v.decode("utf-8", "replace") for v in column.to_pylist()], pa.string())
+        elif pa.types.is_decimal(kind):
+            try:  # integral decimals (Snowflake / Spark exports type counts as decimal(38, 0)) become integers
+                column = column.cast(pa.int64()) if kind.scale == 0 else column.cast(pa.string())
+            except pa.ArrowInvalid:  # beyond int64: exact text, rejected where a count is due
+                column = column.cast(pa.string())
+        columns.append(column)
+    return pa.table(columns, names=table.schema.names)

@@ -23,7 +23,7 @@ fields (field_no, field) as (
            (7, 'write'), (8, 'write_5m'), (9, 'write_1h'), (10, 'output'), (11, 'output_extra'), (12, 'reasoning'),
            (13, 'model'), (14, 'id'), (15, 'epoch'), (16, 'iso'), (17, 'tier'), (18, 'request_count'),
            (19, 'cost'), (20, 'total'), (21, 'provider'), (22, 'tenant'), (23, 'app'), (24, 'context_window'),
-           (25, 'gateway_cache_hit'), (26, 'batch'), (27, 'cost_upstream'), (28, 'byok')
+           (25, 'gateway_cache_hit'), (26, 'batch'), (27, 'cost_upstream'), (28, 'byok'), (29, 'status')
 ),
 -- (adapter, field, alternative, JSON path): the first alternative present wins
 field_map (source_format, field, alt, path) as (
@@ -31,7 +31,10 @@ field_map (source_format, field, alt, path) as (
     -- OpenAI Chat Completions; also Azure, xAI, Mistral, OpenRouter (usage.cost = billed USD), vLLM, SGLang
     ('openai_chat', 'prompt', 1, '$.usage.prompt_tokens'),
     ('openai_chat', 'read', 1, '$.usage.prompt_tokens_details.cached_tokens'),
+    ('openai_chat', 'read', 2, '$.usage.cache_read_input_tokens'),
     ('openai_chat', 'write', 1, '$.usage.prompt_tokens_details.cache_write_tokens'),
+    ('openai_chat', 'write', 2, '$.usage.cache_creation_input_tokens'),
+    ('openai_chat', 'write', 3, '$.usage.prompt_tokens_details.cache_creation_tokens'),
     ('openai_chat', 'output', 1, '$.usage.completion_tokens'),
     ('openai_chat', 'reasoning', 1, '$.usage.completion_tokens_details.reasoning_tokens'),
     ('openai_chat', 'model', 1, '$.model'), ('openai_chat', 'id', 1, '$.id'),
@@ -69,6 +72,7 @@ field_map (source_format, field, alt, path) as (
     -- Anthropic Admin usage report result (no flat cache_creation_input_tokens; no request count)
     ('anthropic_usage_report', 'uncached', 1, '$.uncached_input_tokens'),
     ('anthropic_usage_report', 'read', 1, '$.cache_read_input_tokens'),
+    ('anthropic_usage_report', 'write', 1, '$.cache_creation_input_tokens'),
     ('anthropic_usage_report', 'write_5m', 1, '$.cache_creation.ephemeral_5m_input_tokens'),
     ('anthropic_usage_report', 'write_1h', 1, '$.cache_creation.ephemeral_1h_input_tokens'),
     ('anthropic_usage_report', 'output', 1, '$.output_tokens'),
@@ -165,7 +169,7 @@ field_map (source_format, field, alt, path) as (
     ('litellm_spend_log', 'model', 1, '$.model'), ('litellm_spend_log', 'id', 1, '$.request_id'),
     ('litellm_spend_log', 'iso', 1, '$.startTime'), ('litellm_spend_log', 'cost', 1, '$.spend'),
     ('litellm_spend_log', 'provider', 1, '$.custom_llm_provider'), ('litellm_spend_log', 'tenant', 1, '$.team_id'),
-    ('litellm_spend_log', 'gateway_cache_hit', 1, '$.cache_hit'),
+    ('litellm_spend_log', 'gateway_cache_hit', 1, '$.cache_hit'), ('litellm_spend_log', 'status', 1, '$.status'),
     -- Langfuse generation (API item or export, camelCase or snake_case): usage_details keys add up to the
     -- prompt (input = uncached remainder); reasoning keys are billed beside output
     ('langfuse_generation', 'uncached', 1, '$.u.input'),
@@ -181,6 +185,7 @@ field_map (source_format, field, alt, path) as (
     ('langfuse_generation', 'reasoning', 1, '$.u.output_reasoning_tokens'), ('langfuse_generation', 'reasoning', 2, '$.u.output_reasoning'),
     ('langfuse_generation', 'reasoning', 3, '$.u.reasoning_tokens'),
     ('langfuse_generation', 'model', 1, '$.model'), ('langfuse_generation', 'id', 1, '$.id'), ('langfuse_generation', 'iso', 1, '$.start'),
+    ('langfuse_generation', 'total', 1, '$.u.total'),
     ('langfuse_generation', 'cost', 1, '$.c.total'), ('langfuse_generation', 'cost', 2, '$.calculatedTotalCost'),
     ('langfuse_generation', 'cost', 3, '$.totalCost'),
     -- LangChain usage_metadata: input_tokens includes input_token_details (cache_read, cache_creation)
@@ -308,19 +313,23 @@ envelope as (
             when is_object then j
         end as b0,
         case
-            when batch_format = 'openai_batch_output' and coalesce(env.status_code ->> '$', '') <> '200'
+            when batch_format = 'openai_batch_output' and (coalesce(env.status_code ->> '$', '') <> '200'
+                                                           or json_type(env.error) not in ('NULL'))
                 then 'batch request failed (status ' || coalesce(env.status_code ->> '$', 'none') || ', '
                     || coalesce(env.error_code ->> '$', env.body_error_type ->> '$', 'no error code') || '): not billed'
             when batch_format = 'anthropic_batch_result' and coalesce(env.result_type ->> '$', '') <> 'succeeded'
                 then 'batch result ' || coalesce(env.result_type ->> '$', 'without a type') || ': not billed'
+            when batch_format = 'anthropic_batch_result' and json_type(env.result_message) is distinct from 'OBJECT'
+                then 'batch result succeeded but carries no message object'
         end as batch_error,
         case when is_envelope then env.ts end as env_ts,
         case when is_envelope then lower(env.provider ->> '$') end as env_provider,
         case when is_envelope then env.model ->> '$' end as env_model,
         case when is_envelope then env.tenant ->> '$' end as env_tenant,
         case when is_envelope then env.app ->> '$' end as env_app,
-        case when is_envelope then coalesce(env.request_id ->> '$', env.id ->> '$')
-             when batch_format is not null then env.custom_id ->> '$' end as env_request_id,
+        case when is_envelope then coalesce(env.request_id ->> '$', env.id ->> '$') end as env_request_id,
+        -- a batch's custom_id is unique only within its batch: the fallback id is scoped to the file
+        case when batch_format is not null then 'batch:' || $source_file || ':' || (env.custom_id ->> '$') end as batch_request_id,
         case when is_envelope then env.reported_cost_usd end as env_cost,
         -- explicit prefix key: OpenAI prompt_cache_key in the logged request, else a gateway's prefix hash
         case when is_envelope then coalesce(env.prompt_cache_key ->> '$', env.prefix_hash ->> '$') end as prompt_cache_key
@@ -397,7 +406,13 @@ bodies as (
                 then json_merge_patch(s.b0, json_object('metadata', (s.b0 ->> '$.metadata')::json))
             else s.b0
         end as b,
-        case when s.source_format in ('otel_genai_span', 'openinference_span') then s.b0 -> '$.otel_span' end as span
+        case when s.source_format in ('otel_genai_span', 'openinference_span') then s.b0 -> '$.otel_span' end as span,
+        case
+            when s.source_format = 'litellm_spend_log' and json_type(s.b0, '$.metadata') = 'VARCHAR' and not json_valid(s.b0 ->> '$.metadata')
+                then 'LiteLLM metadata is text that is not valid JSON (its usage_object cannot be read)'
+            when s.source_format = 'anthropic_usage_report' and json_type(s.b0, '$.cache_creation') not in ('OBJECT', 'NULL')
+                then 'cache_creation is not an object'
+        end as structure_error
     from shaped s
 ),
 extracted as (
@@ -445,6 +460,7 @@ fielded as (
         coalesce(json_present(v_all[slots[76]]), json_present(v_all[slots[77]]), json_present(v_all[slots[78]])) ->> '$' = 'true' as bucket_batch,
         coalesce(json_present(v_all[slots[79]]), json_present(v_all[slots[80]]), json_present(v_all[slots[81]])) as v_cost_upstream,
         coalesce(json_present(v_all[slots[82]]), json_present(v_all[slots[83]]), json_present(v_all[slots[84]])) ->> '$' = 'true' as is_byok,
+        lower(coalesce(json_present(v_all[slots[85]]), json_present(v_all[slots[86]]), json_present(v_all[slots[87]])) ->> '$') as row_status,
         case when x.convention = 'trace' then x.b -> '$.timestamp' end as v_trace_ms,
         case when x.convention = 'trace' then x.b -> '$.hash_ids' end as hash_ids
     from extracted x
@@ -500,6 +516,8 @@ validated as (
                     || '(preempted) requests, so it measures neither cross-request reuse nor billed tokens' end,
             case when x.source_format is null then 'unknown shape: no recognised usage object (top-level keys: '
                 || coalesce(array_to_string(json_keys(x.b)[1:12], ', '), '') || ')' end,
+            x.structure_error,
+            case when x.row_status = 'failure' then 'LiteLLM status failure: the provider call failed, nothing was billed' end,
             case when x.gateway_cache_hit then 'LiteLLM response-cache hit (cache_hit = true): answered by the gateway '
                 || 'without a provider call, so no provider tokens were billed' end,
             case when x.provider is null and x.named_provider is not null then 'unknown provider ''' || x.named_provider
@@ -523,7 +541,9 @@ validated as (
             token_error(x.v_total, 'total tokens'),
             token_error(x.v_request_count, 'request count'),
             case when x.v_cost is not null and try_cast(x.v_cost ->> '$' as decimal(38, 15)) is null
-                then 'reported cost is not a number of USD (' || left(x.v_cost::varchar, 40) || ')' end,
+                then 'reported cost is not a number of USD below 10^23 (' || left(x.v_cost::varchar, 40) || ')' end,
+            case when try_cast(x.v_cost ->> '$' as decimal(38, 15)) < 0 or try_cast(x.env_cost ->> '$' as decimal(38, 15)) < 0
+                then 'reported cost is negative' end,
             case when x.env_cost is not null and try_cast(x.env_cost ->> '$' as decimal(38, 15)) is null
                 then 'reported_cost_usd is not a number of USD (' || left(x.env_cost::varchar, 40) || ')' end,
             case when x.convention = 'trace' and json_type(x.v_trace_ms) not in ('UBIGINT', 'BIGINT')
@@ -642,6 +662,9 @@ checked as (
                       and t.n_write_5m + t.n_write_1h <> t.n_write_reported
                  then 'cache write split 5m ' || t.n_write_5m || ' + 1h ' || t.n_write_1h
                       || ' does not equal the reported cache write count ' || t.n_write_reported end,
+            case when t.source_format = 'langfuse_generation' and t.n_total is not null and t.n_total <> t.n_prompt + t.n_output
+                 then 'usage total ' || t.n_total || ' does not equal the sum of the usage keys read (' || (t.n_prompt + t.n_output)
+                      || '): a key cachemeter does not price (audio, images) carries tokens' end,
             case when t.n_reasoning > t.n_output and t.source_format <> 'gemini_generate_content'
                  then 'reasoning tokens ' || t.n_reasoning || ' exceed output tokens ' || t.n_output end
         ) as arithmetic_error
@@ -661,6 +684,7 @@ accepted as (
             case when c.span is not null then 'span-' || coalesce(c.span ->> '$.traceId', '') || '-' || coalesce(c.span ->> '$.spanId', '') end,
             case when c.source_format like '%usage_bucket%' or c.source_format = 'anthropic_usage_report'
                  then 'bucket-' || md5(c.source_format || ':' || c.b::varchar)[1:20] end,
+            c.batch_request_id,
             'line-' || md5($source_file || ':' || c.source_line || case when c.source_item > 0 then ':' || c.source_item else '' end)[1:20]
         ) as request_id,
         c.ts,
@@ -728,7 +752,10 @@ final as (
             'usageMetadata', o.b -> '$.usageMetadata',
             'usage_metadata', o.b -> '$.usage_metadata',
             'meta_info', o.b -> '$.meta_info',
-            'error', coalesce(o.j -> '$.error', o.j -> '$.result.error'),
+            -- a provider's error message can echo the prompt: keep only its code and type
+            'error', case when o.j like '%"error"%' then json_object(
+                'code', coalesce(o.j -> '$.error.code', o.j -> '$.result.error.error.type'),
+                'type', coalesce(o.j -> '$.error.type', o.j -> '$.result.error.type')) end,
             'trace', case when json_type(o.b, '$.hash_ids') = 'ARRAY' then json_object(
                 'timestamp', o.b -> '$.timestamp', 'input_length', o.b -> '$.input_length',
                 'output_length', o.b -> '$.output_length', 'blocks', json_array_length(o.b, '$.hash_ids')) end

@@ -1,0 +1,110 @@
+"""Bad and tricky input in the newer source formats: never a crash, every record counted, nothing guessed.
+
+Cases from an adversarial pass over the format readers (containers, SSE, CSV, Parquet, batch results,
+gateway rows); each asserts what lands and what is quarantined, with its reason.
+"""
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tests.conftest import write_jsonl
+from tests.sql.test_ingest_normalise import rows, stage
+
+
+def test_otlp_batch_with_a_junk_resource_and_junk_int_values(tmp_path):
+    def attrs(**values):
+        return [{"key": k, "value": v} for k, v in values.items()]
+
+    span = lambda span_id, tokens: {"traceId": "t", "spanId": span_id, "startTimeUnixNano": "1795169700180000000",  # noqa: E731
+                                    "attributes": attrs(**{"gen_ai.provider.name": {"stringValue": "openai"},
+                                                           "gen_ai.request.model": {"stringValue": "gpt-4.1-mini"},
+                                                           "gen_ai.usage.input_tokens": {"intValue": tokens},
+                                                           "gen_ai.usage.output_tokens": {"intValue": "10"}})}
+    write_jsonl(tmp_path / "logs" / "spans.jsonl", [
+        {"resourceSpans": [{"resource": "junk", "scopeSpans": [{"spans": [span("a", "100")]}]}]},
+        {"resourceSpans": [{"scopeSpans": [{"spans": [span("b", "1_000"), span("c", " 100 ")]}]}]}])
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert (results[0].rows_in, results[0].rows_accepted, results[0].rows_quarantined) == (3, 1, 2)
+    reasons = [r[0] for r in rows(conn, "select reason from core.quarantine order by source_item")]
+    assert all(r.startswith("prompt tokens is a string") for r in reasons), reasons
+
+
+def test_sse_streams_that_lost_their_terminator_still_split_and_a_bad_usage_is_quarantined(tmp_path):
+    chat = lambda i, prompt: (f'data: {{"id":"chatcmpl-{i}","object":"chat.completion.chunk","created":1795140847,'  # noqa: E731
+                              f'"model":"gpt-4.1-mini","choices":[],"usage":{{"prompt_tokens":{prompt},"completion_tokens":7}}}}\n\n')
+    anthropic_bad = ('event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"claude-haiku-4-5",'
+                     '"usage":[1,2]}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n')
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "s.sse").write_text(chat(1, 1000) + chat(2, 2000) + "data: [DONE]\n\n" + anthropic_bad)
+    (tmp_path / "logs" / "source.yaml").write_text("ts: 2026-11-20T09:00:00Z\n")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert (results[0].rows_in, results[0].rows_accepted, results[0].rows_quarantined) == (3, 2, 1)
+    assert rows(conn, "select request_id, prompt_tokens from stage.usage_rows order by 1") == [
+        ("chatcmpl-1", 1000), ("chatcmpl-2", 2000)]
+    assert rows(conn, "select reason from core.quarantine") == [("message_start carries no usage object",)]
+
+
+def test_csv_keeps_ids_as_text_rejects_one_bad_cell_and_numbers_rows_by_line(tmp_path):
+    header = "request_id,ts,provider,model,tenant,uncached_input_tokens,cache_read_tokens,output_tokens\n"
+    body = ("007,2026-11-20T09:00:00Z,openai,gpt-4.1-mini,0042,50,0,4\n"
+            "7,2026-11-20T09:00:00Z,openai,gpt-4.1-mini,a,50,N/A,4\n"
+            "8,2026-11-20T09:00:00Z,openai,gpt-4.1-mini,a,50\n"            # wrong cell count, line 4
+            "9,2026-11-20T09:00:00Z,openai,gpt-4.1-mini,a,60,0,400 tokens\n"
+            "10,2026-11-20T09:00:00Z,openai,gpt-4.1-mini,a,70,0,5\n")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "u.csv").write_text(header + body)
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert (results[0].rows_in, results[0].rows_accepted, results[0].rows_quarantined) == (5, 2, 3)
+    assert rows(conn, "select source_line, request_id, tenant from stage.usage_rows order by 1") == [
+        (2, "007", "0042"), (6, "10", "a")]
+    assert rows(conn, "select source_line, reason from core.quarantine order by 1") == [
+        (3, 'cache read tokens is a string, not a number ("N/A")'),
+        (4, "CSV row has 6 cells, the header has 8"),
+        (5, 'output tokens is a string, not a number ("400 tokens")')]
+
+
+def test_parquet_with_repeated_columns_binary_cells_decimals_and_nan(tmp_path):
+    (tmp_path / "logs").mkdir()
+    base = {"request_id": ["p1", "p2"], "ts": ["2026-11-20T09:00:00Z"] * 2, "provider": ["openai"] * 2,
+            "model": [b"gpt-4.1-mini", b"gpt-4.1-mini"]}
+    table = pa.table({**base, "uncached_input_tokens": pa.array([50, 60], pa.decimal128(38, 0)),
+                      "output_tokens": pa.array([4.0, float("nan")], pa.float64())})
+    pq.write_table(table, tmp_path / "logs" / "typed.parquet")
+    pq.write_table(pa.table([pa.array([1]), pa.array([2])], names=["output_tokens", "output_tokens"]),
+                   tmp_path / "logs" / "repeated.parquet")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    by_file = {r.source_file: (r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results}
+    assert by_file == {"typed.parquet": (2, 1, 1), "repeated.parquet": (1, 0, 1)}
+    assert rows(conn, "select request_id, model, uncached_input_tokens, output_tokens from stage.usage_rows") == [
+        ("p1", "gpt-4.1-mini", 50, 4)]
+    reasons = sorted(r[0] for r in rows(conn, "select reason from core.quarantine"))
+    assert reasons == ["Parquet file has repeated column names: output_tokens",
+                       'output tokens is a string, not a number ("nan")']
+
+
+def test_batch_custom_ids_repeat_across_batches_and_errors_never_leak_their_message(tmp_path):
+    def line(custom_id, body_id, error=None):
+        body = {"id": body_id, "object": "chat.completion", "created": 1795140847, "model": "gpt-4.1-mini",
+                "usage": {"prompt_tokens": 100, "completion_tokens": 5}}
+        return {"custom_id": custom_id, "response": {"status_code": 200, "body": body}, "error": error}
+
+    write_jsonl(tmp_path / "logs" / "batch_a.jsonl", [line("request-1", "chatcmpl-a1")])
+    write_jsonl(tmp_path / "logs" / "batch_b.jsonl", [
+        line("request-1", "chatcmpl-b1"),
+        line("request-2", "chatcmpl-b2", {"code": "bad", "message": "SECRET PROMPT ECHO"})])
+    conn, _ = stage(tmp_path, tmp_path / "logs")
+    assert rows(conn, "select request_id from stage.usage_rows order by 1") == [("chatcmpl-a1",), ("chatcmpl-b1",)]
+    reason, excerpt = rows(conn, "select reason, raw_excerpt from core.quarantine")[0]
+    assert reason == "batch request failed (status 200, bad): not billed" and "SECRET" not in excerpt
+
+
+def test_a_json_file_holding_json_lines_and_an_empty_report_page(tmp_path):
+    (tmp_path / "logs").mkdir()
+    body = {"id": "r1", "object": "chat.completion", "created": 1795140847, "model": "gpt-4.1-mini",
+            "usage": {"prompt_tokens": 100, "completion_tokens": 5}}
+    (tmp_path / "logs" / "lines.json").write_text(json.dumps(body) + "\n" + json.dumps({**body, "id": "r2"}) + "\n")
+    write_jsonl(tmp_path / "logs" / "report.jsonl", [{"data": [], "has_more": False, "next_page": None}])
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert {r.source_file: (r.rows_in, r.rows_accepted) for r in results} == {"lines.json": (2, 2), "report.jsonl": (0, 0)}
