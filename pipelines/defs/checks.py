@@ -10,9 +10,11 @@ import dagster as dg
 import duckdb
 
 from pipelines.lib import expectations
+from pipelines.lib.prices import PROVIDER_TO_CATALOGUE
 from pipelines.lib.sql import params_for, statement
 
-KNOWN_PROVIDERS = ["openai", "azure", "anthropic", "gemini", "bedrock", "deepseek", "self_hosted"]
+# every provider the adapters can name (the priced ones, and self-hosted engines)
+KNOWN_PROVIDERS = sorted({*PROVIDER_TO_CATALOGUE, "self_hosted"})
 
 
 def invariant_spec(asset_key: list[str], name: str, description: str) -> dg.AssetCheckSpec:

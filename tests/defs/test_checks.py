@@ -97,3 +97,21 @@ def test_distribution_checks_read_large_windows_in_chunks(db, monkeypatch):
         result = checks.distribution(conn, ["x"], "d", "select prompt_tokens from core.usage where day >= $start and day < $end",
                                      WINDOW, suite)
     assert result.passed and result.metadata["rows_checked"].value == 600
+
+
+def test_distribution_checks_pass_on_every_supported_format(tmp_path):
+    # fixtures/formats on 2026-11-20 names xai, mistral, cohere, openrouter and self_hosted providers too
+    import shutil
+
+    from pipelines import runner
+    from pipelines.definitions import defs
+    from tests.conftest import REPO
+
+    shutil.copytree(REPO / "fixtures" / "formats", tmp_path / "logs")
+    runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", None)
+    loaded = defs()
+    for keys, partition in ((runner.INGEST_KEYS, None), (runner.DAILY_KEYS, "2026-11-20")):
+        result = dg.materialize(list(loaded.assets), resources=dict(loaded.resources), instance=dg.DagsterInstance.ephemeral(),
+                                selection=dg.AssetSelection.assets(*[dg.AssetKey(k) for k in keys]), partition_key=partition)
+        failed = [(e.check_name, e.metadata) for e in result.get_asset_check_evaluations() if not e.passed]
+        assert not failed, failed

@@ -43,8 +43,11 @@ def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.
             checks.invariant(conn, KEY, "token_classes_sum_to_prompt", "usage__token_classes_do_not_close", params),
             checks.invariant(conn, KEY, "request_id_unique", "usage__duplicate_request_ids", params),
             checks.distribution(conn, KEY, "usage_distributions",
-                                "select provider, prompt_tokens, output_tokens, cache_read_tokens / nullif(prompt_tokens, 0) "
-                                "as read_share from core.usage where day >= $start and day < $end", params, [
+                                # per-request bounds: usage buckets (request_count <> 1) sum many requests
+                                "select provider, case when request_count = 1 then prompt_tokens end as prompt_tokens, "
+                                "case when request_count = 1 then output_tokens end as output_tokens, "
+                                "cache_read_tokens / nullif(prompt_tokens, 0) as read_share "
+                                "from core.usage where day >= $start and day < $end", params, [
                                     checks.gx().ExpectColumnValuesToBeInSet(column="provider", value_set=checks.KNOWN_PROVIDERS),
                                     checks.gx().ExpectColumnValuesToBeBetween(column="prompt_tokens", min_value=0, max_value=10_000_000),
                                     checks.gx().ExpectColumnValuesToBeBetween(column="output_tokens", min_value=0, max_value=1_000_000),
