@@ -18,9 +18,17 @@ import duckdb
 from pipelines.lib.sql import statements_in
 
 
+DEFAULT_MEMORY_LIMIT = "1GB"  # DuckDB's own default is 80% of RAM; the nightly run should stay small
+
+
 def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """Set UTC, create schemas/tables/macros if missing; returns ``conn``. Idempotent."""
+    """Set UTC and DuckDB's memory limit, create schemas/tables/macros if missing; returns ``conn``.
+
+    The memory limit (``CACHEMETER_MEMORY_LIMIT``, default 1GB) bounds DuckDB's buffer pool; larger
+    intermediate results spill to a temporary folder beside the warehouse file. Idempotent.
+    """
     conn.execute("SET TimeZone = 'UTC'")
+    conn.execute("SET memory_limit = $limit", {"limit": os.environ.get("CACHEMETER_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)})
     for text in statements_in("macros"):
         conn.execute(text)
     for text in statements_in("schema"):
