@@ -8,6 +8,11 @@ Measures, side by side in one process tree so machine noise cancels in the ratio
 * a per-row peer: genai-prices ``extract_usage`` + ``calc_price`` row by row (the way per-request
   cost trackers work), timed on a sample and extrapolated to all rows.
 
+With ``--history-days H`` it measures instead what a nightly run costs on top of history: the wall
+seconds of ``cachemeter run`` for one new day (``--requests`` of them) added to a warehouse that
+already holds H earlier days of the same size, against the same day run alone on an empty warehouse
+(target ratio at most 1.2: the cost grows with the new day, not with history).
+
 Not part of the test run (a smoke test covers the generator and harness on a tiny input).
 """
 
@@ -40,10 +45,10 @@ def bare_parse_seconds(logs: Path) -> float:
     return time.perf_counter() - start
 
 
-def pipeline_seconds(logs: Path, db: Path) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of ``cachemeter run`` on ``logs``."""
+def pipeline_seconds(logs: Path, db: Path, *extra: str) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes, of every child so far) of ``cachemeter run`` on ``logs``."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "--logs", str(logs), "--db", str(db)],
+    done = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "--logs", str(logs), "--db", str(db), *extra],
                           capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
     if done.returncode != 0:
         raise SystemExit(f"cachemeter run failed:\n{done.stderr[-3000:]}")
@@ -80,12 +85,44 @@ def peer_rows_per_second(logs: Path) -> float:
     return len(sample) / (time.perf_counter() - start)
 
 
+def incremental(requests: int, history_days: int, workdir: Path) -> dict:
+    """Seconds of one new day on top of ``history_days`` loaded days vs the same day alone."""
+    logs = workdir / f"logs-{requests}x{history_days + 1}"
+    if not logs.exists():
+        generate.generate(requests * (history_days + 1), history_days + 1, logs)
+    files = sorted(logs.iterdir())
+    new_day = files[-1]
+    alone, history = workdir / "alone", workdir / "history"
+    for folder in (alone, history):
+        if folder.exists():
+            for stale in folder.iterdir():
+                stale.unlink()
+        folder.mkdir(parents=True, exist_ok=True)
+    (alone / new_day.name).symlink_to(new_day.resolve())
+    for path in files[:-1]:
+        (history / path.name).symlink_to(path.resolve())
+    for stale in workdir.glob("w-inc-*"):
+        stale.unlink()
+    alone_seconds, _ = pipeline_seconds(alone, workdir / "w-inc-alone.duckdb", "--follow-symlinks")
+    pipeline_seconds(history, workdir / "w-inc-history.duckdb", "--follow-symlinks")  # load the history (untimed)
+    (history / new_day.name).symlink_to(new_day.resolve())
+    on_top_seconds, rss = pipeline_seconds(history, workdir / "w-inc-history.duckdb", "--follow-symlinks")
+    return {"requests_per_day": requests, "history_days": history_days, "new_day_alone_seconds": round(alone_seconds, 2),
+            "new_day_on_history_seconds": round(on_top_seconds, 2),
+            "ratio_to_alone": round(on_top_seconds / alone_seconds, 2), "peak_rss_bytes": rss}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, required=True)
     parser.add_argument("--days", type=int, default=1)
+    parser.add_argument("--history-days", type=int, default=0,
+                        help="measure one new day on top of this many loaded days (see the module docstring)")
     parser.add_argument("--workdir", type=Path, default=Path("bench-work"))
     args = parser.parse_args()
+    if args.history_days:
+        print(json.dumps(incremental(args.requests, args.history_days, args.workdir)))
+        return
     logs = args.workdir / f"logs-{args.requests}-{args.days}"
     if not logs.exists():
         generate.generate(args.requests, args.days, logs)

@@ -47,8 +47,12 @@ def run(
     prices: Path = typer.Option(None, "--prices", help="Price override CSV: provider,model,effective_from,input_per_mtok,"
                                 "cache_read_per_mtok,cache_write_5m_per_mtok,cache_write_1h_per_mtok,output_per_mtok"),
     follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Follow symlinks that leave the logs folder."),
+    all_days: bool = typer.Option(False, "--all-days", help="Rebuild every staged UTC day, not only the days whose "
+                                  "logs or prices changed (for example after changing alert thresholds)."),
 ) -> None:
-    """Stage the logs, price every request and rebuild every UTC day found; print the daily savings.
+    """Stage new or changed logs, price them and rebuild the UTC days they touch; print the daily savings.
+
+    Days whose logs did not change are not rebuilt (a changed price book reprices every day).
 
     Example: `cachemeter run --logs ./logs --db warehouse/cachemeter.duckdb`
     """
@@ -68,7 +72,7 @@ def run(
 
         progress.set_listener(listener)
         try:
-            result = runner.run_pipeline()
+            result = runner.run_pipeline(all_days=all_days)
         except runner.PipelineError as exc:
             err_console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(1) from exc
@@ -190,7 +194,7 @@ def _print_summary(db: Path, result) -> None:
         files = conn.execute(
             "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files order by source_file").fetchall()
         days = conn.execute(
-            "select day, sum(requests), sum(prompt_tokens), sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0), "
+            "select day, coalesce(sum(requests), 0), sum(prompt_tokens), sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0), "
             "sum(cost_usd), sum(no_cache_cost_usd), sum(savings_usd), sum(unpriced_requests) "
             "from marts.daily_savings group by day order by day").fetchall()
         alerts = conn.execute("select day, severity, message from marts.cache_alerts order by day, severity").fetchall()
@@ -225,7 +229,10 @@ def _print_summary(db: Path, result) -> None:
         for day, severity, message in alerts:
             colour = "red" if severity == "critical" else "yellow"
             console.print(f"  [{colour}]{severity}[/{colour}] {day}: {message}", soft_wrap=True)
-    if result.first_day is None:
+    if result.first_day is None and days:
+        console.print("[dim]No new or changed logs or prices since the last run: no day was rebuilt "
+                      "(--all-days rebuilds every day).[/dim]")
+    elif result.first_day is None:
         rejected = sum(f[3] for f in files)
         console.print(f"[yellow]No usage rows were accepted: {rejected:,} record(s) quarantined (reasons above), "
                       "0 accepted.[/yellow]" if rejected else "[yellow]No log records were found.[/yellow]")

@@ -16,6 +16,7 @@ from pathlib import Path
 import dagster as dg
 
 from pipelines.lib import progress, warehouse
+from pipelines.lib.sql import statement
 
 INGEST_KEYS = [["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
 DAILY_KEYS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "prefix_families"],
@@ -48,8 +49,14 @@ def configure(logs: Path | None, db: Path, prices: Path | None, follow_symlinks:
     os.environ["CACHEMETER_FOLLOW_SYMLINKS"] = "1" if follow_symlinks else "0"
 
 
-def run_pipeline(instance: dg.DagsterInstance | None = None) -> RunResult:
-    """Materialize ingest and pricing, then every day present in the staged logs. Raises ``PipelineError``."""
+def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = False) -> RunResult:
+    """Materialize ingest and pricing, then the UTC days whose data changed. Raises ``PipelineError``.
+
+    The days rebuilt are those in ``stage.pending_days``: days touched by new, late or edited files,
+    every staged day when the price book changed, and days a run did not finish. A nightly run on top
+    of a long history therefore costs what the new day costs. ``all_days`` rebuilds every staged day
+    (after changing alert thresholds, for example).
+    """
     from pipelines.definitions import defs as load_defs
 
     defs = load_defs()
@@ -63,7 +70,9 @@ def run_pipeline(instance: dg.DagsterInstance | None = None) -> RunResult:
 
     _materialize(assets, resources, INGEST_KEYS, instance, quiet, {}, "ingest and pricing")
     with warehouse.connect(os.environ["CACHEMETER_DB"]) as conn:
-        first, last = conn.execute("select min(day), max(day) from stage.usage_rows").fetchall()[0]
+        if all_days:
+            conn.execute(statement("core/pending_days__insert_all"))
+        first, last = conn.execute("select min(day), max(day) from stage.pending_days").fetchall()[0]
     if first is None:
         _materialize(assets, resources, PUBLISH_KEYS, instance, quiet, {}, "publishing the snapshot")
         return RunResult(None, None)

@@ -41,6 +41,9 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
             for rule in RULES:
                 text = statement(f"alerts/cache_alerts__insert_{rule}")
                 conn.execute(text, params_for(text, rule_params))
+            # the last daily asset: the window's days are rebuilt end to end, no longer pending (a run
+            # that dies earlier leaves them pending, so the next run rebuilds them)
+            conn.execute(statement("core/pending_days__delete_window"), params)
         alerts = conn.execute("select day, severity, message from marts.cache_alerts "
                               "where day >= $start and day < $end order by day, severity", params).fetchall()
     for day, severity, message in alerts:

@@ -40,10 +40,13 @@ def price_book(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settin
         conn.register("prices_in", table)
         try:
             with transaction(conn):
+                before = conn.execute(statement("pricing/prices__fingerprint")).fetchall()[0][0]
                 conn.execute(statement("pricing/prices__delete"))
                 conn.execute(statement("pricing/prices__insert"))
                 conn.execute(statement("pricing/cache_minimums__delete"))
                 conn.execute(statement("pricing/cache_minimums__insert"), {"path": str(CACHE_MINIMUMS_CSV)})
+                if conn.execute(statement("pricing/prices__fingerprint")).fetchall()[0][0] != before:
+                    conn.execute(statement("core/pending_days__insert_all"))  # every staged day is repriced
         finally:
             conn.unregister("prices_in")
         minimums = conn.execute("select count(*) from core.cache_minimums").fetchall()[0][0]

@@ -35,7 +35,6 @@ def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.
             replace_window(conn, "core/usage__delete_window", "core/usage__insert_window", params)
         finally:
             conn.unregister("model_map")
-        conn.execute(statement("core/pending_days__delete_window"), params)
         rows, requests = conn.execute(
             "select count(*), coalesce(sum(request_count), 0) from core.usage where day >= $start and day < $end",
             params).fetchall()[0]
