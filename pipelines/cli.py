@@ -131,7 +131,7 @@ def sql(
 def report(
     db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file (its snapshot is read)."),
     days: int = typer.Option(30, "--days", min=1, help="How many UTC days of data to show (counting back from the last)."),
-    out: Path = typer.Option(Path("warehouse/report.html"), "--out", help="Where to write the HTML file."),
+    out: Path = typer.Option(None, "--out", help="Where to write the HTML file. Default: report.html beside the warehouse."),
 ) -> None:
     """Write the daily cache report: one self-contained HTML file (charts and tables; opens offline).
 
@@ -140,6 +140,7 @@ def report(
     from pipelines.lib import report as cache_report
 
     source = warehouse.snapshot_path(db) if warehouse.snapshot_path(db).exists() else db
+    out = out or db.with_name("report.html")  # where `cachemeter run` writes it too
     try:
         with warehouse.connect(source, read_only=True) as conn:
             written = cache_report.write(conn, out, days)
@@ -237,8 +238,8 @@ def _print_summary(db: Path, result) -> None:
         console.print(f"[yellow]No usage rows were accepted: {rejected:,} record(s) quarantined (reasons above), "
                       "0 accepted.[/yellow]" if rejected else "[yellow]No log records were found.[/yellow]")
     command = _invoked_as()
-    console.print(f"Warehouse: {db}   try: {command} sql \"select * from marts.daily_savings order by day\" --db {db}",
-                  soft_wrap=True)
+    console.print(f"Warehouse: {db}   report: {db.with_name('report.html')}   try: {command} sql "
+                  f"\"select * from marts.daily_savings order by day\" --db {db}", soft_wrap=True)
 
 
 def main() -> None:

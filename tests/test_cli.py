@@ -33,6 +33,18 @@ def test_run_on_the_mooncake_conversation_trace_prints_the_days_savings(tmp_path
     assert (requests, prompt, read) == (12_031, 144_793_823, 54_098_411)
     assert cost == (Decimal(prompt - read) * Decimal("0.60") + Decimal(read) * Decimal("0.15") + Decimal(output) * Decimal("2.50")) / 10**6
     assert no_cache - cost == Decimal(read) * Decimal("0.45") / 10**6
+    # the run wrote its report beside the warehouse and said where; `report --db` writes to the same place
+    report = tmp_path / "report.html"
+    assert f"report: {report}" in done.stdout.replace("\n", "") and report.stat().st_size > 10_000
+    report.unlink()
+    again = cachemeter("report", "--db", str(db), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert report.stat().st_size > 10_000 and not (tmp_path / "warehouse").exists()
+    # an unchanged re-run rebuilds no day and changes nothing
+    rerun = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(db), "--prices", str(prices), cwd=tmp_path)
+    assert rerun.returncode == 0 and "no day was rebuilt" in rerun.stdout
+    assert query(db, "select requests, prompt_tokens, cache_read_tokens, output_tokens, cost_usd, no_cache_cost_usd "
+                     "from marts.daily_savings") == row
 
 
 def test_sql_answers_read_only_and_refuses_writes(tmp_path):

@@ -5,6 +5,8 @@ read from the snapshot bundled with the installed version, never fetched (no net
 Each model's dated prices, time-of-day prices, long-context tiers and price variants (batch,
 priority, flex) become rows of ``core.prices`` in USD per million tokens (``Decimal``).
 
+A provider's models that the catalogue lists only under its fallback providers (Azure: OpenAI's
+models; Vertex: Anthropic's) get rows under that provider too, as genai-prices resolves them.
 Where the catalogue gives no price for a cache class, genai-prices prices it at its parent class
 (cache read and cache write at the input rate, a 1-hour write at the cache-write rate); the rows
 carry those inherited prices explicitly, so SQL never has to guess. User overrides (``--prices``)
@@ -85,10 +87,19 @@ def catalogue_table() -> pa.Table:
     """Every catalogue price as ``core.prices`` rows (see ``sql/schema/22_core_prices.sql``)."""
     rows: list[_Row] = []
     source = catalogue_source()
-    for provider in get_snapshot().providers:
+    by_id = {provider.id: provider for provider in get_snapshot().providers}
+    for provider in by_id.values():
         name = CATALOGUE_TO_PROVIDER.get(provider.id, provider.id)
+        own = {model.id for model in provider.models}
         for model in provider.models:
             rows.extend(_model_rows(name, model, source))
+        # genai-prices prices a model a provider does not list from its fallback providers, in order
+        # (Azure serves OpenAI's models at OpenAI's list prices): made explicit as rows of this provider
+        for fallback in getattr(provider, "fallback_model_providers", None) or []:
+            for model in by_id[fallback].models if fallback in by_id else []:
+                if model.id not in own:
+                    own.add(model.id)
+                    rows.extend(_model_rows(name, model, f"{source} via {fallback}"))
     return _to_table(rows)
 
 
