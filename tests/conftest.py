@@ -81,3 +81,21 @@ def snapshot(db: Path) -> dict[str, list[tuple]]:
                        if c[0] not in ("staged_at", "quarantined_at")]
             out[table] = conn.execute(f"select {', '.join(columns)} from {table} order by all").fetchall()
     return out
+
+
+@pytest.fixture(scope="session")
+def formats_warehouse(tmp_path_factory, shared) -> tuple[Path, Path]:
+    """(logs, warehouse) of one pipeline run over every example in fixtures/formats plus every generation
+    response of the pydantic-ai cassettes (in ``cassettes/generations.jsonl``); shared by the format and
+    oracle tests so the run happens once."""
+    import shutil
+
+    from tests.sql.test_ingest_normalise import TS, cassette_generations
+
+    tmp = tmp_path_factory.mktemp("formats")
+    logs = tmp / "logs"
+    shutil.copytree(REPO / "fixtures" / "formats", logs)
+    write_jsonl(logs / "cassettes" / "generations.jsonl",
+                [{"ts": TS, "provider": p, "model": m, "request_id": f"cassette-{i}", "response": b}
+                 for i, (_, p, m, b) in enumerate(cassette_generations(shared))])
+    return logs, run_pipeline(tmp, logs)

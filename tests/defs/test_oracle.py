@@ -13,7 +13,6 @@ must agree to the last digit; every row where they may not is listed in KNOWN_DI
 """
 
 import json
-import shutil
 import warnings
 from decimal import Decimal
 
@@ -22,8 +21,7 @@ import pytest
 
 from pipelines.lib import containers
 from pipelines.lib.prices import PROVIDER_TO_CATALOGUE, normalise_model_id
-from tests.conftest import REPO, query, run_pipeline, write_jsonl
-from tests.sql.test_ingest_normalise import TS, cassette_generations
+from tests.conftest import query
 
 # (provider, adapter) -> genai-prices extractor flavour for sources it reads itself
 EXTRACTORS = {("openai", "openai_chat"): "chat", ("openai", "openai_responses"): "responses",
@@ -101,14 +99,8 @@ def _oracle_price(row: dict, raw: dict | None) -> Decimal | None:
 
 
 @pytest.fixture(scope="module")
-def priced_both_ways(tmp_path_factory, shared):
-    tmp = tmp_path_factory.mktemp("oracle")
-    logs = tmp / "logs"
-    shutil.copytree(REPO / "fixtures" / "formats", logs)
-    write_jsonl(logs / "cassettes" / "generations.jsonl",
-                [{"ts": TS, "provider": p, "model": m, "request_id": f"cassette-{i}", "response": b}
-                 for i, (_, p, m, b) in enumerate(cassette_generations(shared))])
-    db = run_pipeline(tmp, logs)
+def priced_both_ways(formats_warehouse):
+    logs, db = formats_warehouse
     columns = ["source_file", "source_line", "source_item", "source_format", "provider", "model", "ts", "service_tier",
                "prompt_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "output_tokens",
                "cost_usd", "request_count"]

@@ -6,14 +6,13 @@ folder, as a user pointing cachemeter at it would.
 """
 
 import re
-import shutil
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import REPO, query, run_pipeline
+from tests.conftest import REPO, query
 
 FORMATS = REPO / "fixtures" / "formats"
 EXPECTED = yaml.safe_load((FORMATS / "expected.yaml").read_text())
@@ -29,10 +28,8 @@ def cost_of(formula: str) -> Decimal:
 
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("formats")
-    shutil.copytree(FORMATS, tmp / "logs")
-    db = run_pipeline(tmp, tmp / "logs")
+def loaded(formats_warehouse):
+    _, db = formats_warehouse
     rows = query(db, "select u.source_file, u.source_line, u.source_item, u.uncached_input_tokens, u.cache_read_tokens, "
                      "u.cache_write_5m_tokens, u.cache_write_1h_tokens, u.output_tokens, u.request_count, c.cost_usd, "
                      "c.priced, u.reported_cost_usd from core.usage u join core.usage_costs c using (request_id)")
