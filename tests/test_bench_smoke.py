@@ -29,14 +29,14 @@ def test_harness_prints_one_measurement_line(tmp_path):
 
 
 def test_harness_measures_a_new_day_on_top_of_history(tmp_path):
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "run.py"), "--requests", "100", "--history-days", "2",
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "run.py"), "--requests", "20", "--history-days", "1",
                            "--workdir", str(tmp_path)], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     line = json.loads(done.stdout.strip().splitlines()[-1])
-    assert line["history_days"] == 2 and line["new_day_alone_seconds"] > 0 and line["new_day_on_history_seconds"] > 0
+    assert line["history_days"] == 1 and line["new_day_alone_seconds"] > 0 and line["new_day_on_history_seconds"] > 0
     # the nightly run on top of history rebuilt only the new day
     import duckdb
 
     with duckdb.connect(str(tmp_path / "w-inc-history.duckdb"), read_only=True) as conn:
-        assert conn.execute("select count(distinct day) from core.usage").fetchall() == [(3,)]
+        assert conn.execute("select count(distinct day) from core.usage").fetchall() == [(2,)]
         assert conn.execute("select count(*) from stage.pending_days").fetchall() == [(0,)]
