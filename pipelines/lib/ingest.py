@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from datetime import date, datetime, timedelta, timezone
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -32,6 +33,7 @@ DEFAULT_BLOCK_SIZE = 512  # tokens per block in Mooncake traces (FAST'25 trace R
 NORMALISE = "ingest/file_rows__insert_normalised"
 
 
+@cache
 def field_paths() -> list[str]:
     """Every JSON path of the normalisation SQL's field map: the one list each item is parsed against.
 

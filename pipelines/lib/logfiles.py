@@ -322,6 +322,7 @@ def _read_sse(log: LogFile) -> Iterator[pa.Table]:
     ``message_start`` or ``response.created`` event, or at a Chat chunk with a different ``id``.
     """
     numbers, texts, current, first, chunk_id = [], [], [], 0, None
+    has_data = False  # the open transcript holds a data line
 
     def close() -> None:
         if any(line.strip() for line in current):
@@ -331,18 +332,18 @@ def _read_sse(log: LogFile) -> Iterator[pa.Table]:
 
     def split_before_event(line_no: int) -> None:
         """Close the transcript so far, keeping the event lines that lead up to ``line_no`` for the next one."""
-        nonlocal first
+        nonlocal first, has_data
         cut = max((i for i, line in enumerate(current) if not line.strip()), default=-1) + 1
         lead = current[cut:]
         del current[cut:]
         close()
         current.extend(lead)
         first = line_no - len(lead)
+        has_data = any(line.startswith("data:") for line in lead)
 
     text = log.path.read_bytes().decode("utf-8", "replace").removeprefix("\ufeff")
     for line_no, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
         data = line.startswith("data:")
-        has_data = any(previous.startswith("data:") for previous in current)
         if data and has_data and _SSE_START.search(line):
             split_before_event(line_no)
         if data and '"chat.completion.chunk"' in line and (found := _SSE_CHUNK_ID.search(line)):
@@ -354,9 +355,10 @@ def _read_sse(log: LogFile) -> Iterator[pa.Table]:
         if not current:
             first = line_no
         current.append(line)
+        has_data = has_data or data
         if line.strip() in ("data: [DONE]", "data:[DONE]") or (data and _SSE_END.search(line)):
             close()
-            chunk_id = None
+            chunk_id, has_data = None, False
     close()
     if numbers:
         yield _to_table(numbers, texts)
