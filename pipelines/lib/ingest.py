@@ -34,15 +34,21 @@ NORMALISE = "ingest/file_rows__insert_normalised"
 
 
 @cache
-def field_paths() -> list[str]:
-    """Every JSON path of the normalisation SQL's field map: the one list each item is parsed against.
+def adapter_paths() -> dict[str, list[str]]:
+    """Each adapter's JSON paths in the normalisation SQL's field map: ``{adapter: sorted distinct paths}``.
 
-    DuckDB's multi-path ``json_extract`` needs the list as a constant (a parameter qualifies), so the
-    adapters' field map stays in the SQL file and the list is read from it.
+    DuckDB's multi-path ``json_extract`` needs its list as a constant (a parameter qualifies), so the
+    adapters' field map stays in the SQL file, each adapter's list is read from it and passed as
+    ``$paths_<adapter>``; an item is parsed once against its own adapter's paths only (a single list
+    of every adapter's paths cost about a quarter of the normalisation). The SQL orders each list the
+    same way (``list(distinct path order by path)``) to find a field's slot in it.
     """
     text = statement(NORMALISE)
     field_map = text[text.index("field_map (source_format"):text.index("formats (source_format")]
-    return sorted(set(re.findall(r"'(\$[^']*)'", field_map)))
+    paths: dict[str, set[str]] = {}
+    for adapter, path in re.findall(r"\('([a-z0-9_]+)', '[a-z0-9_]+', \d+, '(\$[^']*)'\)", field_map):
+        paths.setdefault(adapter, set()).add(path)
+    return {adapter: sorted(found) for adapter, found in paths.items()}
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = d
     """Read, normalise and publish one file in a single transaction; returns its row accounting."""
     size_bytes, mtime_ns = log.size_bytes, log.mtime_ns
     params = {
-        "field_paths": field_paths(),
+        **{f"paths_{adapter}": paths for adapter, paths in adapter_paths().items()},
         "source_file": log.relative,
         "provider": log.defaults.get("provider"),
         "model": log.defaults.get("model"),

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import yaml
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".sse", ".csv", ".parquet")
@@ -173,43 +174,68 @@ def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = 
         yield from _read_table(log, unreadable)
         return
     blocks = _gunzip(log.path) if name.endswith(".gz") else _plain(log.path)
-    line_no = 0
-    carry: list[bytes] = []  # pieces of the unfinished last line, joined only once it ends (long lines stay linear)
-    numbers: list[int] = []
-    texts: list[str] = []
-    pending = 0
+    line_no = 0  # lines consumed so far, blank ones included
+    pieces: list[bytes] = []  # bytes read since the last chunk, joined once per chunk (long lines stay linear)
+    size = 0
+    in_long_line = False  # the pieces so far hold no newline: join again only once a block brings one
     while True:
+        error = None
         try:
             block = next(blocks, b"")
         except StreamError as exc:
-            # every complete line before the damage is kept; the damaged tail is one quarantined record
-            unreadable.append(Unreadable(line_no + 1, f"{exc} after line {line_no}; the rest of the file is unreadable",
-                                         _excerpt_of_bytes(b"".join(carry), str(exc))))
-            carry, block = [], b""
-        if line_no == 0 and not numbers and not carry and block.startswith(b"\xef\xbb\xbf"):
+            error, block = exc, b""
+        if line_no == 0 and not pieces and block.startswith(b"\xef\xbb\xbf"):
             block = block[3:]
-        if not block:
-            tail = b"".join(carry)
-            if tail.strip():
-                more_numbers, more_texts = _decode([tail], line_no + 1, unreadable)
-                numbers += more_numbers
-                texts += more_texts
-            if numbers:
-                yield _to_table(numbers, texts)
-            return
-        if b"\n" not in block:
-            carry.append(block)
+        if block:
+            pieces.append(block)
+            size += len(block)
+            if size < chunk_bytes or (in_long_line and b"\n" not in block):
+                continue
+        buffer = b"".join(pieces)
+        cut = buffer.rfind(b"\n") + 1 if block or error else len(buffer)
+        if block and cut == 0:  # one line longer than a chunk: keep reading until it ends
+            pieces, in_long_line = [buffer], True
             continue
-        pieces = (b"".join(carry) + block).split(b"\n")
-        carry = [pieces.pop()]
-        more_numbers, more_texts = _decode(pieces, line_no + 1, unreadable)
-        line_no += len(pieces)
-        numbers += more_numbers
-        texts += more_texts
-        pending += len(block)
-        if pending >= chunk_bytes:
-            yield _to_table(numbers, texts)
-            numbers, texts, pending = [], [], 0
+        in_long_line = False
+        table, consumed = _lines(buffer[:cut], line_no + 1, unreadable)
+        line_no += consumed
+        if table.num_rows:
+            yield table
+        pieces = [buffer[cut:]] if cut < len(buffer) else []
+        size = len(buffer) - cut
+        if error is not None:
+            # every complete line before the damage is kept; the damaged tail is one quarantined record
+            unreadable.append(Unreadable(line_no + 1, f"{error} after line {line_no}; the rest of the file is unreadable",
+                                         _excerpt_of_bytes(b"".join(pieces), str(error))))
+            return
+        if not block:
+            return
+
+
+def _lines(buffer: bytes, first_line: int, unreadable: list[Unreadable]) -> tuple[pa.Table, int]:
+    """Split ``buffer`` (whole lines; the last may lack its newline) into a ``(source_line, line)`` table.
+
+    Returns the table of non-blank lines and the number of lines consumed. The split, UTF-8 check,
+    CR strip and blank test run in Arrow's C++ kernels; a buffer with invalid UTF-8 falls back to
+    line-by-line decoding so each bad line is reported with its own number.
+    """
+    if not buffer:
+        return _to_table([], []), 0
+    parts = pc.split_pattern(pa.array([buffer], pa.large_binary()), pattern=b"\n").flatten()
+    if buffer.endswith(b"\n"):
+        parts = parts.slice(0, len(parts) - 1)  # the empty piece after the final newline is no line
+    try:
+        texts = parts.cast(pa.large_string())
+    except pa.ArrowInvalid:
+        numbers, decoded = _decode(buffer.split(b"\n")[:len(parts)], first_line, unreadable)
+        return _to_table(numbers, decoded), len(parts)
+    texts = pc.utf8_rtrim(texts, characters="\r")
+    kept = pc.greater(pc.utf8_length(pc.utf8_trim(texts, characters=_ASCII_WHITESPACE)), 0)
+    numbers = pa.array(range(first_line, first_line + len(parts)), pa.int64())
+    return pa.table({"source_line": numbers.filter(kept), "line": texts.filter(kept).cast(pa.string())}), len(parts)
+
+
+_ASCII_WHITESPACE = " \t\n\r\x0b\x0c"  # what bytes.strip() removes: a line of only these is blank
 
 
 class StreamError(Exception):

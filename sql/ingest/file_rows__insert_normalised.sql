@@ -5,13 +5,15 @@
 -- a batch result line, a usage-report result, a span, a gateway or tracing-tool row, or a canonical
 -- row (containers and streams were split and folded by pipelines/lib/containers.py). The adapter is
 -- chosen per item by its shape (`shaped`); `field_map` says where each adapter finds each field
--- (reference/providers.md sections 0-10, docs/formats.md). All paths of an item are read in one
--- json_extract call over $field_paths, so each item's JSON is parsed once for the field values.
+-- (reference/providers.md sections 0-10, docs/formats.md). All paths of an item's adapter are read in one
+-- json_extract call over that adapter's constant path list ($paths_<adapter>), so each item's JSON is
+-- parsed once for the field values and only its own adapter's paths are looked up.
 --   inclusive: the prompt count contains cache reads and writes (uncached = prompt - read - write);
 --   additive: the uncached remainder is reported beside them (a reported total is checked against the sum);
 --   total_decides: inclusive unless the reported total shows the prompt count left the cache out;
 --   trace: cache reads come from replaying block hashes through a cache model.
--- Parameters: $field_paths (every path of field_map below, see ingest.field_paths), $source_file, $provider, $model, $tenant, $app, $default_ts (source.yaml defaults, may be
+-- Parameters: $paths_<adapter> (the sorted distinct paths of each adapter in field_map below, see
+--   ingest.adapter_paths: DuckDB's multi-path json_extract needs a constant list), $source_file, $provider, $model, $tenant, $app, $default_ts (source.yaml defaults, may be
 --   null), $deployment_names / $deployment_models (source.yaml deployments: Azure deployment -> model), $trace_start (ISO-8601 UTC text or null),
 --   $block_size (tokens per trace block), $earliest (first partition day), $latest (later is "the future").
 -- An item is rejected (reason not null) for malformed JSON, an unknown shape or provider, a failed batch
@@ -229,13 +231,17 @@ formats (source_format, inferred_provider, convention) as (
            ('langchain_usage_metadata', 'by_model', 'inclusive'), ('ai_sdk_anthropic', 'anthropic', 'additive'),
            ('ai_sdk', 'by_model', 'inclusive'), ('canonical', 'by_model', 'additive'), ('mooncake_trace', 'self_hosted', 'trace')
 ),
--- per adapter, where each field's alternatives sit in $field_paths (every path of field_map, passed in
--- by the caller): slot 3 * (field_no - 1) + alt, null where unmapped
+-- per adapter, where each field's alternatives sit in its path list ($paths_<adapter>: the adapter's
+-- distinct paths in sorted order, as below): slot 3 * (field_no - 1) + alt, null where unmapped
+adapter_paths as (
+    select source_format, list(distinct path order by path) as paths from field_map group by source_format
+),
 format_slots as (
     select
         f.source_format,
-        list(list_position($field_paths, m.path) order by k.field_no, a.alt) as slots
+        list(list_position(ap.paths, m.path) order by k.field_no, a.alt) as slots
     from formats f
+    join adapter_paths ap using (source_format)
     cross join fields k
     cross join (values (1), (2), (3)) as a(alt)
     left join field_map m on m.source_format = f.source_format and m.field = k.field and m.alt = a.alt
@@ -420,8 +426,30 @@ extracted as (
         s.*,
         f.convention,
         f.inferred_provider,
-        -- one parse of the item for every path any adapter reads
-        json_extract(s.b, $field_paths) as v_all,
+        -- one parse of the item for the paths its adapter reads (a constant list per adapter)
+        case s.source_format
+            when 'openai_chat' then json_extract(s.b, $paths_openai_chat)
+            when 'openai_responses' then json_extract(s.b, $paths_openai_responses)
+            when 'deepseek_chat' then json_extract(s.b, $paths_deepseek_chat)
+            when 'anthropic_messages' then json_extract(s.b, $paths_anthropic_messages)
+            when 'anthropic_usage_report' then json_extract(s.b, $paths_anthropic_usage_report)
+            when 'openai_usage_bucket' then json_extract(s.b, $paths_openai_usage_bucket)
+            when 'openai_usage_bucket_pre_2026_07' then json_extract(s.b, $paths_openai_usage_bucket_pre_2026_07)
+            when 'gemini_generate_content' then json_extract(s.b, $paths_gemini_generate_content)
+            when 'bedrock_converse' then json_extract(s.b, $paths_bedrock_converse)
+            when 'bedrock_invocation_log' then json_extract(s.b, $paths_bedrock_invocation_log)
+            when 'cohere_chat' then json_extract(s.b, $paths_cohere_chat)
+            when 'sglang_generate' then json_extract(s.b, $paths_sglang_generate)
+            when 'otel_genai_span' then json_extract(s.b, $paths_otel_genai_span)
+            when 'openinference_span' then json_extract(s.b, $paths_openinference_span)
+            when 'litellm_spend_log' then json_extract(s.b, $paths_litellm_spend_log)
+            when 'langfuse_generation' then json_extract(s.b, $paths_langfuse_generation)
+            when 'langchain_usage_metadata' then json_extract(s.b, $paths_langchain_usage_metadata)
+            when 'ai_sdk_anthropic' then json_extract(s.b, $paths_ai_sdk_anthropic)
+            when 'ai_sdk' then json_extract(s.b, $paths_ai_sdk)
+            when 'canonical' then json_extract(s.b, $paths_canonical)
+            when 'mooncake_trace' then json_extract(s.b, $paths_mooncake_trace)
+        end as v_all,
         fs.slots
     from bodies s
     left join formats f using (source_format)
