@@ -15,7 +15,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.lib import progress, warehouse
+from pipelines.lib import expectations, progress, warehouse
 from pipelines.lib.sql import statement
 
 INGEST_KEYS = [["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
@@ -68,6 +68,7 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
     instance = instance or dg.DagsterInstance.ephemeral()
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
+    expectations.preload()  # seconds of imports, overlapped with staging (which runs in DuckDB)
     _materialize(assets, resources, INGEST_KEYS, instance, quiet, {}, "ingest and pricing")
     with warehouse.connect(os.environ["CACHEMETER_DB"]) as conn:
         if all_days:

@@ -43,6 +43,7 @@ def distribution(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: st
     outcomes = expectations.validate(conn, sql, params, suite)
     metadata = {f"{o.expectation}:{o.column}": dg.MetadataValue.json(o.as_metadata()) for o in outcomes}
     metadata["rows_checked"] = max((o.element_count for o in outcomes), default=0)
+    metadata["rows_in_window"] = max((o.rows_in_window for o in outcomes), default=0)
     return dg.AssetCheckResult(check_name=name, asset_key=dg.AssetKey(asset_key),
                                passed=all(o.success for o in outcomes),
                                severity=dg.AssetCheckSeverity.WARN, metadata=metadata)

@@ -64,7 +64,8 @@ class FileResult:
 
 def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: bool = False,
                on_file: Callable[[LogFile, int, int], None] | None = None,
-               earliest: date = date(2000, 1, 1), latest: datetime | None = None) -> list[FileResult]:
+               earliest: date = date(2000, 1, 1), latest: datetime | None = None,
+               fast_lane: bool = True) -> list[FileResult]:
     """Stage every new or changed log file under ``root``; returns one ``FileResult`` per file found.
 
     A file is unchanged when its size, mtime and the ``source.yaml`` defaults that apply to it all
@@ -72,7 +73,8 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
 
     Records timed before ``earliest`` (the first partition day) or after ``latest`` (default: one
     day from now, UTC) are quarantined with that reason rather than building far-off partitions.
-    ``on_file(log, index, total)`` is called before each file (for progress display). Raises
+    ``on_file(log, index, total)`` is called before each file (for progress display). ``fast_lane``
+    False sends every record through the general normaliser (tests compare the two). Raises
     ``FileNotFoundError`` for a missing ``root`` and ``logfiles.SourceConfigError`` for a bad
     ``source.yaml``; problems inside a file never raise, they become quarantine rows.
     """
@@ -88,13 +90,13 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
         if previous and previous[:3] == (log.size_bytes, log.mtime_ns, log.defaults_sha):
             results.append(FileResult(log.relative, *previous[3:], skipped=True))
             continue
-        results.append(stage_file(conn, log, earliest, latest))
+        results.append(stage_file(conn, log, earliest, latest, fast_lane))
         faults.maybe_die("stage:after_file")
     return results
 
 
 def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = date(2000, 1, 1),
-               latest: datetime | None = None) -> FileResult:
+               latest: datetime | None = None, fast_lane: bool = True) -> FileResult:
     """Read, normalise and publish one file in a single transaction; returns its row accounting."""
     size_bytes, mtime_ns = log.size_bytes, log.mtime_ns
     params = {
@@ -116,7 +118,12 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = d
     conn.execute(statement("ingest/file_fingerprints__create"))
     unreadable: list[Unreadable] = []
     last_text_by_app: dict[tuple, str] = {}
-    for records in read_records(log, unreadable):
+    deferred = _fast_lane(conn, log, params) if fast_lane else None
+    for records in read_records(log, unreadable) if deferred is None or len(deferred) else ():
+        if deferred is not None:  # only the lines the fast lane left to the general normaliser
+            records = records.filter(pc.is_in(records["source_line"], value_set=deferred))
+            if records.num_rows == 0:
+                continue
         chunk = containers.reshape(records)
         conn.register("lines_in", chunk)
         try:
@@ -151,6 +158,47 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = d
         "select rows_in, rows_accepted, rows_quarantined from stage.files where source_file = $source_file",
         file_param).fetchall()[0]
     return FileResult(log.relative, rows_in, accepted, quarantined)
+
+
+FAST_LANE_PARAMS = ("provider", "model", "tenant", "app", "default_ts", "deployment_names", "deployment_models",
+                    "earliest", "latest")
+
+
+def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict) -> pa.Array | None:
+    """Normalise a plain JSONL file's common records with DuckDB's parallel reader; returns the deferred lines.
+
+    ``sql/ingest/file_rows__insert_fast_lane.sql`` accepts the records the general normaliser would
+    accept with the same values (plain envelopes around OpenAI, Anthropic, Gemini or Bedrock Converse
+    bodies) straight into ``file_rows``, and this returns the line numbers (int64, ascending) of every
+    other record, for the general normaliser. Returns None when the lane does not apply: not a plain
+    ``.jsonl`` file, an empty one, a file with blank lines (DuckDB numbers only non-blank lines, so its
+    row positions would not be line numbers), or a file DuckDB's reader fails on as a whole.
+    """
+    if not log.path.name.lower().endswith(".jsonl"):
+        return None
+    lines = count_lines(log.path)
+    if lines == 0:
+        return None
+    try:
+        conn.execute(statement("ingest/file_rows__insert_fast_lane"),
+                     {"path": str(log.path), **{name: params[name] for name in FAST_LANE_PARAMS}})
+    except duckdb.Error:
+        return None  # e.g. an object above DuckDB's maximum_object_size: the general reader takes the file
+    if conn.execute("select count(*) from fast_items").fetchall()[0][0] != lines:
+        return None
+    conn.execute(statement("ingest/file_rows__insert_fast_accepted"), {"source_file": params["source_file"]})
+    return conn.sql("select rowid + 1 as source_line from fast_items where not accepted order by 1"
+                    ).to_arrow_table()["source_line"].combine_chunks()
+
+
+def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024) -> int:
+    """Lines in a file: newlines, plus one for a last line without its newline (0 for an empty file)."""
+    count, last = 0, b"\n"
+    with open(path, "rb") as handle:
+        while block := handle.read(block_bytes):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
 
 
 def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) -> pa.Table | None:

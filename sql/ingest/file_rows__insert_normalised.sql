@@ -247,18 +247,6 @@ format_slots as (
     left join field_map m on m.source_format = f.source_format and m.field = k.field and m.alt = a.alt
     group by f.source_format
 ),
-provider_aliases (alias, provider) as (
-    values ('openai', 'openai'), ('azure', 'azure'), ('azure_openai', 'azure'), ('azure.ai.openai', 'azure'),
-           ('azure.ai.inference', 'azure'), ('anthropic', 'anthropic'),
-           ('gemini', 'gemini'), ('google', 'gemini'), ('vertex', 'gemini'), ('vertex_ai', 'gemini'),
-           ('gcp.gemini', 'gemini'), ('gcp.vertex_ai', 'gemini'), ('gcp.gen_ai', 'gemini'), ('vertex_ai_beta', 'gemini'),
-           ('bedrock', 'bedrock'), ('aws', 'bedrock'), ('aws.bedrock', 'bedrock'), ('amazon_bedrock', 'bedrock'),
-           ('bedrock_converse', 'bedrock'), ('deepseek', 'deepseek'), ('xai', 'xai'), ('x-ai', 'xai'), ('x_ai', 'xai'),
-           ('mistral', 'mistral'), ('mistral_ai', 'mistral'), ('mistralai', 'mistral'), ('cohere', 'cohere'),
-           ('cohere_chat', 'cohere'), ('openrouter', 'openrouter'),
-           ('self_hosted', 'self_hosted'), ('self-hosted', 'self_hosted'), ('vllm', 'self_hosted'),
-           ('sglang', 'self_hosted'), ('hosted_vllm', 'self_hosted')
-),
 lines as (
     -- one parse of each record for every envelope-level field (null list: not JSON); the text's first
     -- character tells an object from other JSON without another parse
@@ -278,9 +266,13 @@ docs as (
         source_item,
         line as j,
         ltrim(line)[1] = '{' as is_object,
-        struct_pack(custom_id := e[1], result := e[2], response := e[3], error := e[4], spend := e[5], ts := e[6],
-                    provider := e[7], model := e[8], tenant := e[9], app := e[10], request_id := e[11], id := e[12],
-                    reported_cost_usd := e[13], prompt_cache_key := e[14], prefix_hash := e[15], response_body := e[16],
+        -- an explicit JSON null is an absent key (as in the field map); the batch keys keep their nulls,
+        -- which say how a batch request failed
+        struct_pack(custom_id := json_present(e[1]), result := e[2], response := e[3], error := e[4], spend := json_present(e[5]),
+                    ts := json_present(e[6]), provider := json_present(e[7]), model := json_present(e[8]),
+                    tenant := json_present(e[9]), app := json_present(e[10]), request_id := json_present(e[11]),
+                    id := json_present(e[12]), reported_cost_usd := json_present(e[13]),
+                    prompt_cache_key := json_present(e[14]), prefix_hash := json_present(e[15]), response_body := e[16],
                     result_message := e[17], status_code := e[18], error_code := e[19], body_error_type := e[20],
                     result_type := e[21]) as env
     from lines
@@ -342,10 +334,10 @@ envelope as (
     from unwrapped
 ),
 probed as (
-    -- one parse of each body for every key the shape is told by
+    -- one parse of each body for every key the shape is told by (an explicit JSON null is an absent key)
     select
         e.*,
-        json_extract(e.b0, ['$.stream_error', '$.hash_ids', '$.input_length', '$.usageMetadata',
+        list_transform(json_extract(e.b0, ['$.stream_error', '$.hash_ids', '$.input_length', '$.usageMetadata',
                             '$.otel_span.attributes."llm.token_count.prompt"', '$.span_attributes', '$.otel_span',
                             '$.usage.inputTokens', '$.input.inputTokenCount', '$.usage.prompt_cache_hit_tokens',
                             '$.usage.billed_units', '$.meta_info.prompt_tokens', '$.spend', '$.usageDetails', '$.usage_details',
@@ -353,7 +345,7 @@ probed as (
                             '$.object', '$.input_uncached_tokens', '$.uncached_input_tokens', '$.starting_at',
                             '$.cache_read_input_tokens', '$.cache_creation', '$.usage.prompt_tokens', '$.usage.input_tokens',
                             '$.usage.input_tokens_details', '$.type', '$.usage.cache_read_input_tokens',
-                            '$.usage.cache_creation_input_tokens', '$._stream']) as k
+                            '$.usage.cache_creation_input_tokens', '$._stream']), lambda v: json_present(v)) as k
     from envelope e
 ),
 shaped as (
@@ -514,23 +506,15 @@ providers as (
     select
         i.*,
         coalesce(
-            pa.provider,
+            provider_alias(i.named_provider),
             case
                 when i.named_provider is not null then null
                 when i.inferred_provider <> 'by_model' then i.inferred_provider
                 when i.source_format = 'openai_chat' and json_type(i.b, '$.provider') = 'VARCHAR' and i.model_reported like '%/%' then 'openrouter'
-                when regexp_matches(lower(i.model_reported), '^(gpt|o[1-9]|chatgpt|text-embedding|codex)') then 'openai'
-                when lower(i.model_reported) like 'claude%' then 'anthropic'
-                when lower(i.model_reported) like 'gemini%' then 'gemini'
-                when lower(i.model_reported) like 'grok%' then 'xai'
-                when regexp_matches(lower(i.model_reported), '^(mistral|magistral|codestral|ministral|devstral|pixtral|open-mistral)') then 'mistral'
-                when lower(i.model_reported) like 'command%' then 'cohere'
-                when lower(i.model_reported) like 'deepseek%' then 'deepseek'
-                when i.source_format = 'openai_chat' then 'openai'
+                else coalesce(provider_of_model(i.model_reported), case when i.source_format = 'openai_chat' then 'openai' end)
             end
         ) as provider
     from identified i
-    left join provider_aliases pa on pa.alias = i.named_provider
 ),
 validated as (
     select

@@ -99,6 +99,23 @@ def test_distribution_checks_read_large_windows_in_chunks(db, monkeypatch):
     assert result.passed and result.metadata["rows_checked"].value == 600
 
 
+def test_distribution_checks_validate_a_fixed_size_sample_of_a_large_window(db, monkeypatch):
+    monkeypatch.setenv("CACHEMETER_GX_SAMPLE_ROWS", "100")
+    suite = [checks.gx().ExpectColumnValuesToBeBetween(column="prompt_tokens", min_value=0, max_value=4000)]
+    sql = "select prompt_tokens from core.usage where day >= $start and day < $end"
+    with duckdb.connect(str(db)) as conn:
+        sampled = checks.distribution(conn, ["x"], "d", sql, WINDOW, suite)
+        conn.execute("update core.usage set prompt_tokens = 99999")  # every row out of bounds: any sample sees it
+        failing = checks.distribution(conn, ["x"], "d", sql, WINDOW, suite)
+    assert sampled.passed and sampled.metadata["rows_checked"].value == 100
+    assert sampled.metadata["rows_in_window"].value == 600
+    outcome = failing.metadata["ExpectColumnValuesToBeBetween:prompt_tokens"].value
+    assert not failing.passed and outcome["unexpected"] == 100 and outcome["rows_in_window"] == 600
+    monkeypatch.setenv("CACHEMETER_GX_SAMPLE_ROWS", "lots")
+    with duckdb.connect(str(db)) as conn, pytest.raises(ValueError, match="CACHEMETER_GX_SAMPLE_ROWS"):
+        checks.distribution(conn, ["x"], "d", sql, WINDOW, suite)
+
+
 def test_distribution_checks_pass_on_every_supported_format(tmp_path):
     # fixtures/formats on 2026-11-20 names xai, mistral, cohere, openrouter and self_hosted providers too
     import shutil

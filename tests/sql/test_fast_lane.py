@@ -1,0 +1,237 @@
+"""The fast lane (sql/ingest/file_rows__insert_fast_lane.sql) against the general normaliser.
+
+Every file is staged twice, once with the fast lane and once with every record through the general
+normaliser; staged rows, quarantined rows and the row accounting must be identical. The corpus mixes
+clean records of the five fast-lane formats with mutations aimed at each of its checks (strings, floats,
+negatives and nulls for counts, escaped or non-string text, shape keys of other formats, costs, request
+bodies, timestamps of every kind), malformed lines, real provider bodies from the shared cassettes, and
+every JSONL example in fixtures/.
+"""
+
+import json
+import random
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from pipelines.lib import ingest, warehouse
+from tests.sql.test_ingest_normalise import cassette_generations
+
+REPO = Path(__file__).resolve().parents[2]
+USAGE_COLUMNS = ("request_id, ts, day, source_format, provider, model, tenant, app, request_count, is_batch, service_tier, "
+                 "prefix_family, prompt_tokens, uncached_input_tokens, cache_read_tokens, cache_write_5m_tokens, "
+                 "cache_write_1h_tokens, output_tokens, reasoning_tokens, source_file, source_line, source_item, "
+                 "reported_cost_usd, tier_prompt_tokens")
+QUARANTINE_COLUMNS = "source_file, source_line, source_item, source_format, reason, raw_excerpt"
+
+
+def bodies(rng: random.Random) -> dict[str, dict]:
+    """One clean body of each fast-lane format (counts drawn from rng)."""
+    prompt, cached, out = rng.randint(1100, 9000), rng.choice([0, 1024, 2048]), rng.randint(1, 900)
+    written = rng.choice([0, 1200])
+    return {
+        "openai_chat": {"id": f"chatcmpl-{rng.random()}", "object": "chat.completion", "created": 1790000000, "model": "gpt-4.1",
+                        "usage": {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out,
+                                  "prompt_tokens_details": {"cached_tokens": cached},
+                                  "completion_tokens_details": {"reasoning_tokens": out // 2}}},
+        "openai_responses": {"id": f"resp_{rng.random()}", "object": "response", "created_at": 1790000000, "model": "gpt-5-mini",
+                             "service_tier": "default",
+                             "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached},
+                                       "output_tokens": out, "output_tokens_details": {"reasoning_tokens": out // 3}}},
+        "anthropic_messages": {"id": f"msg_{rng.random()}", "type": "message", "model": "claude-sonnet-4-5",
+                               "usage": {"input_tokens": prompt - cached - written, "cache_read_input_tokens": cached,
+                                         "cache_creation_input_tokens": written, "output_tokens": out,
+                                         "cache_creation": {"ephemeral_5m_input_tokens": written, "ephemeral_1h_input_tokens": 0}}},
+        "gemini_generate_content": {"responseId": f"g{rng.random()}", "modelVersion": "gemini-2.5-flash",
+                                    "usageMetadata": {"promptTokenCount": prompt, "cachedContentTokenCount": cached,
+                                                      "candidatesTokenCount": out, "thoughtsTokenCount": 12}},
+        "bedrock_converse": {"output": {}, "stopReason": "end_turn",
+                             "usage": {"inputTokens": prompt - cached, "cacheReadInputTokens": cached,
+                                       "cacheWriteInputTokens": 0, "outputTokens": out}},
+    }
+
+
+BAD_VALUES = ["12", 12.0, 12.5, -3, 1e3, 10**13, 10**20, True, None, [1], {"a": 1}, "", "a\\b", "é", 0]
+
+
+def mutate(rng: random.Random, record: dict) -> None:
+    """Change one thing the fast lane checks (in place)."""
+    body = record.get("response")
+    if not isinstance(body, dict):
+        return
+    usage = body.get("usage") or body.get("usageMetadata") or {}
+    if not isinstance(usage, dict):
+        usage = {}
+    choice = rng.randrange(24)
+    if choice == 0 and usage:  # a count of another type or size
+        usage[rng.choice(sorted(usage))] = rng.choice(BAD_VALUES)
+    elif choice == 1:
+        body[rng.choice(["stream_error", "hash_ids", "otel_span", "span_attributes", "input", "meta_info", "spend",
+                         "usageDetails", "usage_metadata", "providerMetadata", "num_model_requests", "uncached_input_tokens",
+                         "input_uncached_tokens", "_stream", "usageMetadata"])] = rng.choice([None, {}, 1, "x", True])
+    elif choice == 2 and isinstance(body.get("usage"), dict):
+        body["usage"][rng.choice(["inputTokens", "prompt_cache_hit_tokens", "billed_units", "promptTokens", "prompt_tokens",
+                                  "input_tokens", "input_tokens_details", "cache_read_input_tokens",
+                                  "cache_creation_input_tokens", "cost", "is_byok", "cost_details"])] = rng.choice(
+            [None, 5, {}, "x", 0.001])
+    elif choice == 3:
+        record[rng.choice(["ts", "provider", "model", "tenant", "app", "request_id", "id", "prefix_hash"])] = rng.choice(BAD_VALUES)
+    elif choice == 4:
+        record["ts"] = rng.choice([1790000000, 1790000000.5, "2026-10-01T10:00:00+02:00", "yesterday", "1999-12-31T00:00:00Z",
+                                   "2031-01-01T00:00:00Z", -5, "2026-10-01", None])
+    elif choice == 5:
+        record.pop("ts", None)
+    elif choice == 6:
+        record[rng.choice(["custom_id", "spend", "reported_cost_usd", "request", "object", "data", "results",
+                           "stream_events", "response_sse", "starting_at", "meta", "has_more", "resourceSpans"])] = rng.choice(
+            [None, "x", 0.5, {"prompt_cache_key": "k"}, [], {}])
+    elif choice == 7:
+        record["provider"] = rng.choice(["OpenAI", "azure", "vertex_ai", "made-up", "xai", "openrouter", None])
+        record.pop("model", None)
+    elif choice == 8:
+        body["model"] = rng.choice(["grok-4", "openai/gpt-4.1", "prod-chat", "claude-x", "mistral-large", 7, None])
+        body["provider"] = rng.choice(["OpenAI", 3, None])
+        record.pop("provider", None)
+        record.pop("model", None)
+    elif choice == 9:
+        body["object"] = rng.choice(["response", "chat.completion", "respons\\u0065", "organization.usage.completions.result", 5])
+    elif choice == 10:
+        body["type"] = rng.choice(["message", "mess\\u0061ge", None, 3])
+    elif choice == 11 and isinstance(body.get("usage"), dict):
+        body["usage"]["completion_tokens_details"] = {"reasoning_tokens": 10**6}
+        body["usage"]["output_tokens_details"] = {"reasoning_tokens": 10**6, "thinking_tokens": 10**6}
+    elif choice == 12 and isinstance(body.get("usage"), dict):
+        body["usage"]["cache_creation"] = {"ephemeral_5m_input_tokens": 7, "ephemeral_1h_input_tokens": rng.choice([0, 3, None])}
+    elif choice == 13:
+        record["response"] = rng.choice(["text", None, [body], 5])
+    elif choice == 14 and isinstance(body.get("usage"), dict):
+        body["usage"]["prompt_tokens_details"] = rng.choice([None, {"cached_tokens": None}, {"cache_write_tokens": 10},
+                                                             {"cache_creation_tokens": 5, "cached_tokens": 1}])
+    elif choice == 15:
+        record["prefix_hash"] = rng.choice(["fam-a", "fam-b", ""])
+    elif choice == 16:
+        record["request_id"] = rng.choice(["dup-1", "dup-1", "dup-2"])  # duplicates across the file
+    elif choice == 17:
+        body.pop("usage", None)
+        body.pop("usageMetadata", None)
+    elif choice == 18:
+        record["tenant"] = rng.choice(["ténant", "t\u0000", "t\"q"])
+    elif choice == 19 and isinstance(body.get("usageMetadata"), dict):
+        body["usageMetadata"]["promptTokenCount"] = 1
+        body["usageMetadata"]["cachedContentTokenCount"] = 5
+    elif choice == 20:
+        body["created"] = rng.choice(["1790000000", 1790000000.0, None, 10**15])
+        body["created_at"] = body["created"]
+        record.pop("ts", None)
+    elif choice == 21:
+        body["createTime"] = rng.choice(["2026-10-01T01:02:03.5Z", "bad", 5])
+        record.pop("ts", None)
+    elif choice == 22:
+        body["service_tier"] = rng.choice(["flex", "priority", 3, None])
+    else:
+        record["model"] = rng.choice(["gpt-4o-2024-11-20", "prod-chat", "gemini-2.5-pro"])
+
+
+def corpus(seed: int, n: int) -> list[str]:
+    """n JSONL lines: clean fast-lane records, mutated ones, and a few lines that are not records at all."""
+    rng = random.Random(seed)
+    lines = []
+    for i in range(n):
+        fmt, body = rng.choice(sorted(bodies(rng).items()))
+        record = {"ts": "2026-10-01T00:00:00Z", "provider": {"bedrock_converse": "bedrock"}.get(fmt, rng.choice([None, None, "openai"])),
+                  "model": "us.anthropic.claude-sonnet-4-5-20250929-v1:0" if fmt == "bedrock_converse" else None,
+                  "tenant": f"t{i % 3}", "app": "chat", "request_id": f"r-{seed}-{i}", "response": body}
+        if fmt != "bedrock_converse" and record["provider"] == "openai" and fmt not in ("openai_chat", "openai_responses"):
+            record["provider"] = None
+        record = {k: v for k, v in record.items() if v is not None}
+        for _ in range(rng.choice([0, 0, 1, 1, 2])):
+            mutate(rng, record)
+        text = json.dumps(record, ensure_ascii=rng.random() < 0.5).replace("\\\\u", "\\u")
+        roll = rng.random()
+        if roll < 0.02:
+            text = text[: len(text) // 2]  # cut short
+        elif roll < 0.03:
+            text = "[" + text + "]"
+        lines.append(text)
+    return lines
+
+
+def staged(tmp_path: Path, logs: Path, fast_lane: bool, name: str):
+    conn = warehouse.connect(tmp_path / f"{name}.duckdb")
+    results = ingest.stage_logs(conn, logs, fast_lane=fast_lane, latest=datetime(2030, 1, 1, tzinfo=timezone.utc))
+    usage = conn.execute(f"select {USAGE_COLUMNS} from stage.usage_rows order by source_file, source_line, source_item").fetchall()
+    quarantine = conn.execute(f"select {QUARANTINE_COLUMNS} from core.quarantine order by all").fetchall()
+    conn.close()
+    return [(r.source_file, r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results], usage, quarantine
+
+
+def assert_same(tmp_path: Path, logs: Path) -> tuple[list, list]:
+    fast = staged(tmp_path, logs, True, "fast")
+    general = staged(tmp_path, logs, False, "general")
+    assert fast[0] == general[0]
+    for a, b in zip(fast[1], general[1]):
+        assert a == b
+    assert len(fast[1]) == len(general[1])
+    assert fast[2] == general[2]
+    return fast[1], fast[2]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_mutated_records_stage_exactly_as_the_general_normaliser_stages_them(tmp_path, seed):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "mixed.jsonl").write_text("\n".join(corpus(seed, 1500)) + "\n", encoding="utf-8")
+    usage, quarantine = assert_same(tmp_path, logs)
+    # the corpus exercises both outcomes in quantity
+    assert len(usage) > 700 and len(quarantine) > 100, (len(usage), len(quarantine))
+
+
+def test_the_fast_lane_takes_the_clean_records_and_defers_the_rest(tmp_path):
+    from pipelines.lib.logfiles import discover
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = corpus(7, 400)
+    (logs / "mixed.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    conn = warehouse.connect(tmp_path / "w.duckdb")
+    log = discover(logs)[0]
+    params = {name: None for name in ingest.FAST_LANE_PARAMS} | {
+        "deployment_names": [], "deployment_models": [], "earliest": "2000-01-01", "latest": "2030-01-01",
+        "source_file": log.relative}
+    conn.execute((REPO / "sql" / "ingest" / "file_rows__create.sql").read_text())
+    deferred = ingest._fast_lane(conn, log, params)
+    accepted = conn.execute("select count(*) from file_rows").fetchall()[0][0]
+    assert deferred is not None and accepted + len(deferred) == 400
+    assert 150 < accepted < 350, accepted  # about half the corpus is clean, the rest mutated or broken
+
+
+def test_files_with_blank_lines_a_bom_or_crlf_endings_are_staged_identically(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = corpus(11, 60)
+    (logs / "blank.jsonl").write_text("\n".join(lines[:30]) + "\n\n   \n" + "\n".join(lines[30:]), encoding="utf-8")
+    (logs / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode())
+    (logs / "no_final_newline.jsonl").write_text("\n".join(lines[:5]), encoding="utf-8")
+    (logs / "bad_utf8.jsonl").write_bytes(lines[0].encode() + b"\n" + lines[1].encode()[:-2] + b"\xff\"}\n" + lines[2].encode())
+    (logs / "empty.jsonl").write_text("")
+    assert_same(tmp_path, logs)
+
+
+def test_real_provider_bodies_and_every_jsonl_example_stage_identically(tmp_path, shared):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    envelopes = [{"ts": "2026-10-01T00:00:00Z", "provider": provider, **({"model": model} if model else {}), "response": body}
+                 for _, provider, model, body in cassette_generations(shared)]
+    (logs / "cassettes.jsonl").write_text("\n".join(json.dumps(e) for e in envelopes) + "\n")
+    for folder in (REPO / "fixtures" / "formats", REPO / "fixtures" / "bad"):
+        for path in folder.rglob("*.jsonl"):
+            target = logs / folder.name / path.relative_to(folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, target)
+    for path in (folder for folder in (REPO / "fixtures" / "formats").rglob("source.yaml")):
+        target = logs / "formats" / path.relative_to(REPO / "fixtures" / "formats")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)
+    usage, _ = assert_same(tmp_path, logs)
+    assert sum(1 for row in usage if row[19] == "cassettes.jsonl") == len(envelopes)
