@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -29,11 +31,28 @@ def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """
     conn.execute("SET TimeZone = 'UTC'")
     conn.execute("SET memory_limit = $limit", {"limit": os.environ.get("CACHEMETER_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)})
+    sha = _definitions_sha()
+    try:
+        if conn.execute("select sha from stage.definitions_version").fetchall() == [(sha,)]:
+            return conn  # prepared with these very files: macros persist in the file, tables exist
+    except duckdb.CatalogException:
+        pass  # a new warehouse (or one from before the fingerprint)
     for text in statements_in("macros"):
         conn.execute(text)
     for text in statements_in("schema"):
         conn.execute(text)
+    conn.execute("delete from stage.definitions_version")
+    conn.execute("insert into stage.definitions_version values ($sha)", {"sha": sha})
     return conn
+
+
+@cache
+def _definitions_sha() -> str:
+    """sha256 of every ``sql/macros`` and ``sql/schema`` file's text, in the order prepare runs them."""
+    digest = hashlib.sha256()
+    for text in statements_in("macros") + statements_in("schema"):
+        digest.update(text.encode())
+    return digest.hexdigest()
 
 
 def connect(db_path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:

@@ -13,6 +13,8 @@ usage_window as (
     select
         u.*,
         (u.ts at time zone 'UTC')::time as utc_time,
+        coalesce(u.tier_prompt_tokens, u.prompt_tokens) as tier_prompt,
+        lower(u.model) as model_lower,
         case
             when u.is_batch then 'batch'
             when u.service_tier in ('priority', 'flex') then u.service_tier
@@ -21,72 +23,80 @@ usage_window as (
     from core.usage u
     where u.day >= $start and u.day < $end
 ),
-candidates as (
+-- the price choice is made per distinct (provider, model, day, variant) key, of which a day has few,
+-- rather than per request: each key's candidate rows are listed best first, and a request takes the
+-- first whose long-context tier and time-of-day window hold it
+price_keys as (
+    select distinct provider, price_model, day, wanted_variant from usage_window
+),
+candidate_lists as (
     select
-        u.request_id,
-        p.*,
-        row_number() over (
-            partition by u.request_id
-            order by p.priority desc, (p.price_variant = u.wanted_variant) desc, p.precedence desc,
-                     p.effective_from desc, p.tier_start_tokens desc
-        ) as choice
-    from usage_window u
+        k.provider, k.price_model, k.day, k.wanted_variant,
+        list(p order by p.priority desc, (p.price_variant = k.wanted_variant) desc, p.precedence desc,
+                        p.effective_from desc, p.tier_start_tokens desc) as candidates
+    from price_keys k
     join core.prices p
-        on p.provider = u.provider
-        and p.price_model = u.price_model
-        and p.effective_from <= u.day
-        and p.price_variant in ('standard', u.wanted_variant)
-        and (p.tier_start_tokens = 0 or coalesce(u.tier_prompt_tokens, u.prompt_tokens) > p.tier_start_tokens)
-        and (
-            p.utc_time_from is null
-            or (p.utc_time_from < p.utc_time_to and u.utc_time >= p.utc_time_from and u.utc_time < p.utc_time_to)
-            or (p.utc_time_from > p.utc_time_to and (u.utc_time >= p.utc_time_from or u.utc_time < p.utc_time_to))
-        )
+        on p.provider = k.provider
+        and p.price_model = k.price_model
+        and p.effective_from <= k.day
+        and p.price_variant in ('standard', k.wanted_variant)
+    group by all
 ),
 chosen as (
-    select * from candidates where choice = 1
+    select
+        u.*,
+        list_filter(c.candidates, lambda price:
+            (price.tier_start_tokens = 0 or u.tier_prompt > price.tier_start_tokens)
+            and (
+                price.utc_time_from is null
+                or (price.utc_time_from < price.utc_time_to and u.utc_time >= price.utc_time_from and u.utc_time < price.utc_time_to)
+                or (price.utc_time_from > price.utc_time_to and (u.utc_time >= price.utc_time_from or u.utc_time < price.utc_time_to))
+            ))[1] as c
+    from usage_window u
+    left join candidate_lists c using (provider, price_model, day, wanted_variant)
+),
+minimum_keys as (
+    select distinct provider, price_model, model_lower from usage_window
 ),
 minimums as (
-    -- the most specific cache-minimum fact per request (longest matching model prefix)
-    select request_id, min_prompt_tokens
-    from (
-        select
-            u.request_id,
-            m.min_prompt_tokens,
-            row_number() over (partition by u.request_id order by length(m.model_prefix) desc) as choice
-        from usage_window u
-        join core.cache_minimums m
-            on m.provider = u.provider
-            and (coalesce(u.price_model, '') like m.model_prefix || '%' or coalesce(lower(u.model), '') like m.model_prefix || '%')
-    )
-    where choice = 1
+    -- the most specific cache-minimum fact per (provider, model): the longest matching model prefix
+    select
+        k.provider, k.price_model, k.model_lower,
+        arg_max(m.min_prompt_tokens, length(m.model_prefix)) as min_prompt_tokens
+    from minimum_keys k
+    join core.cache_minimums m
+        on m.provider = k.provider
+        and (coalesce(k.price_model, '') like m.model_prefix || '%' or coalesce(k.model_lower, '') like m.model_prefix || '%')
+    group by all
 ),
 priced as (
     select
-        u.*,
-        c.price_variant,
-        c.tier_start_tokens,
-        c.input_per_mtok,
-        c.cache_read_per_mtok,
-        c.cache_write_5m_per_mtok,
-        c.cache_write_1h_per_mtok,
-        c.output_per_mtok,
-        c.price_source,
+        u.* exclude (c),
+        u.c.price_variant,
+        u.c.tier_start_tokens,
+        u.c.input_per_mtok,
+        u.c.cache_read_per_mtok,
+        u.c.cache_write_5m_per_mtok,
+        u.c.cache_write_1h_per_mtok,
+        u.c.output_per_mtok,
+        u.c.price_source,
         mn.min_prompt_tokens,
         case
             when u.model is null then 'no model in the log or source.yaml'
-            when c.request_id is null then 'no price for ' || u.provider || ' model ' || u.model || ' (catalogue id '
+            when u.c is null then 'no price for ' || u.provider || ' model ' || u.model || ' (catalogue id '
                 || coalesce(u.price_model, '?') || ') on ' || u.day || '; add it with --prices'
-            when u.uncached_input_tokens > 0 and c.input_per_mtok is null then 'no input price'
-            when u.cache_read_tokens > 0 and c.cache_read_per_mtok is null then 'no cache read price'
-            when u.cache_write_5m_tokens > 0 and c.cache_write_5m_per_mtok is null then 'no cache write (5m) price'
-            when u.cache_write_1h_tokens > 0 and c.cache_write_1h_per_mtok is null then 'no cache write (1h) price'
-            when u.output_tokens > 0 and c.output_per_mtok is null then 'no output price'
-            when u.prompt_tokens - u.uncached_input_tokens > 0 and c.input_per_mtok is null then 'no input price for the no-cache cost'
+            when u.uncached_input_tokens > 0 and u.c.input_per_mtok is null then 'no input price'
+            when u.cache_read_tokens > 0 and u.c.cache_read_per_mtok is null then 'no cache read price'
+            when u.cache_write_5m_tokens > 0 and u.c.cache_write_5m_per_mtok is null then 'no cache write (5m) price'
+            when u.cache_write_1h_tokens > 0 and u.c.cache_write_1h_per_mtok is null then 'no cache write (1h) price'
+            when u.output_tokens > 0 and u.c.output_per_mtok is null then 'no output price'
+            when u.prompt_tokens - u.uncached_input_tokens > 0 and u.c.input_per_mtok is null then 'no input price for the no-cache cost'
         end as unpriced_reason
-    from usage_window u
-    left join chosen c using (request_id)
-    left join minimums mn using (request_id)
+    from chosen u
+    left join minimums mn
+        on mn.provider = u.provider
+        and mn.price_model is not distinct from u.price_model
+        and mn.model_lower is not distinct from u.model_lower
 ),
 costed as (
     select

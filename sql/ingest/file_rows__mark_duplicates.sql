@@ -1,28 +1,34 @@
 -- Reject accepted items whose request_id is already staged (from another file) or repeats
 -- earlier in this file: duplicate request ids count once (ARCHITECTURE section 7).
+-- Only the ids that repeat in the file or are already staged are looked at row by row (a hash
+-- aggregate and a semi-join find them; most files have none).
 update file_rows as f
 set reason = 'duplicate request_id ' || f.request_id || ' (first seen in ' || d.first_seen || ')'
 from (
     with
-    in_file as (
-        select
-            request_id,
-            source_line,
-            source_item,
-            first(source_line order by source_line, source_item) over (partition by request_id) as first_line,
-            first(source_item order by source_line, source_item) over (partition by request_id) as first_item
+    repeated as (
+        select request_id, min(struct_pack(line := source_line, item := source_item)) as first
         from file_rows
         where reason is null
+        group by request_id
+        having count(*) > 1
+    ),
+    staged as (
+        select s.request_id, s.source_file, s.source_line
+        from stage.usage_rows s
+        semi join file_rows f on f.request_id = s.request_id and f.reason is null
     ),
     final as (
         select
-            i.source_line,
-            i.source_item,
-            coalesce(s.source_file || ':' || s.source_line, $source_file || ':' || i.first_line
-                     || case when i.first_item > 0 then ' item ' || i.first_item else '' end) as first_seen
-        from in_file i
-        left join stage.usage_rows s on s.request_id = i.request_id
-        where s.request_id is not null or (i.source_line, i.source_item) <> (i.first_line, i.first_item)
+            f.source_line,
+            f.source_item,
+            coalesce(s.source_file || ':' || s.source_line, $source_file || ':' || r.first.line
+                     || case when r.first.item > 0 then ' item ' || r.first.item else '' end) as first_seen
+        from file_rows f
+        left join repeated r using (request_id)
+        left join staged s using (request_id)
+        where f.reason is null
+            and (s.request_id is not null or (r.request_id is not null and (f.source_line, f.source_item) <> (r.first.line, r.first.item)))
     )
     select * from final
 ) as d
