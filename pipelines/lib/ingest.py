@@ -115,6 +115,9 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = d
         "latest": (latest or datetime.now(timezone.utc) + timedelta(days=1)).isoformat(),
     }
     conn.execute(statement("ingest/file_rows__create"))
+    conn.execute(statement("ingest/fast_items__create"))
+    conn.execute(statement("ingest/staged_file__create"), {"source_file": log.relative})
+    conn.execute(statement("ingest/file_items__create_view"))
     conn.execute(statement("ingest/file_fingerprints__create"))
     unreadable: list[Unreadable] = []
     last_text_by_app: dict[tuple, str] = {}
@@ -149,7 +152,7 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = d
         conn.execute(statement("ingest/quarantine__delete_file"), file_param)
         conn.execute(statement("ingest/files__delete"), file_param)
         faults.maybe_die("stage:mid_file")
-        conn.execute(statement("ingest/file_rows__mark_duplicates"), file_param)
+        conn.execute(statement("ingest/file_duplicates__create"), file_param)
         conn.execute(statement("ingest/usage_rows__insert_file"), file_param)
         conn.execute(statement("ingest/quarantine__insert_file"), file_param)
         conn.execute(statement("ingest/files__insert"),
@@ -167,9 +170,9 @@ FAST_LANE_PARAMS = ("provider", "model", "tenant", "app", "default_ts", "deploym
 def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict) -> pa.Array | None:
     """Normalise a plain JSONL file's common records with DuckDB's parallel reader; returns the deferred lines.
 
-    ``sql/ingest/file_rows__insert_fast_lane.sql`` accepts the records the general normaliser would
+    ``sql/ingest/fast_items__read_jsonl.sql`` accepts the records the general normaliser would
     accept with the same values (plain envelopes around OpenAI, Anthropic, Gemini or Bedrock Converse
-    bodies) straight into ``file_rows``, and this returns the line numbers (int64, ascending) of every
+    bodies) into ``fast_items`` (read through the ``file_items`` view), and returns the line numbers (int64, ascending) of every
     other record, for the general normaliser. Returns None when the lane does not apply: not a plain
     ``.jsonl`` file, an empty one, a file with blank lines (DuckDB numbers only non-blank lines, so its
     row positions would not be line numbers), or a file DuckDB's reader fails on as a whole.
@@ -180,13 +183,13 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict) -> p
     if lines == 0:
         return None
     try:
-        conn.execute(statement("ingest/file_rows__insert_fast_lane"),
+        conn.execute(statement("ingest/fast_items__read_jsonl"),
                      {"path": str(log.path), **{name: params[name] for name in FAST_LANE_PARAMS}})
     except duckdb.Error:
         return None  # e.g. an object above DuckDB's maximum_object_size: the general reader takes the file
     if conn.execute("select count(*) from fast_items").fetchall()[0][0] != lines:
+        conn.execute(statement("ingest/fast_items__create"))  # empty again: the general normaliser takes the file
         return None
-    conn.execute(statement("ingest/file_rows__insert_fast_accepted"), {"source_file": params["source_file"]})
     return conn.sql("select rowid + 1 as source_line from fast_items where not accepted order by 1"
                     ).to_arrow_table()["source_line"].combine_chunks()
 

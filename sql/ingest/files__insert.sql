@@ -6,7 +6,8 @@ select
     $mtime_ns as mtime_ns,
     $defaults_sha as defaults_sha,
     count(*) as rows_in,
-    count(*) filter (where reason is null) as rows_accepted,
-    count(*) filter (where reason is not null) as rows_quarantined,
+    count(*) filter (where f.reason is null and d.reason is null) as rows_accepted,
+    count(*) filter (where f.reason is not null or d.reason is not null) as rows_quarantined,
     now() as staged_at
-from file_rows;
+from file_items f
+left join file_duplicates d on d.source_line = f.source_line and d.source_item = f.source_item;

@@ -4,6 +4,6 @@ select distinct day, now() as staged_at
 from (
     select day from stage.usage_rows where source_file = $source_file
     union
-    select (ts at time zone 'UTC')::date as day from file_rows where reason is null
+    select (ts at time zone 'UTC')::date as day from file_items where reason is null
 )
 where day not in (select day from stage.pending_days);

@@ -1,12 +1,14 @@
--- Publish the rejected records of one file ($source_file) to core.quarantine.
+-- Publish the rejected records of one file ($source_file) to core.quarantine: those the normaliser
+-- rejected (file_items.reason) and accepted ones whose request_id is a duplicate (file_duplicates).
 insert into core.quarantine by name
 select
     $source_file as source_file,
-    source_line,
-    source_item,
-    source_format,
-    reason,
-    raw_excerpt,
+    f.source_line,
+    f.source_item,
+    f.source_format,
+    coalesce(f.reason, d.reason) as reason,
+    f.raw_excerpt,
     now() as quarantined_at
-from file_rows
-where reason is not null;
+from file_items f
+left join file_duplicates d on d.source_line = f.source_line and d.source_item = f.source_item
+where f.reason is not null or d.reason is not null;

@@ -1,6 +1,7 @@
 -- Publish the accepted records of one file ($source_file) to stage.usage_rows, with the prompt
 -- fingerprints of those that logged a request body. Prefix family, in order of evidence: an
--- explicit key or trace block chain (set in file_rows), else the body fingerprint, else the series.
+-- explicit key or trace block chain (set in file_items), else the body fingerprint, else the series.
+-- Duplicates (file_duplicates) go to quarantine instead.
 insert into stage.usage_rows by name
 select
     f.request_id,
@@ -33,6 +34,7 @@ select
     p.rendered_chars,
     p.divergence_offset_chars,
     p.divergence_span
-from file_rows f
+from file_items f
 left join file_fingerprints p on p.source_line = f.source_line and f.source_item = 0
+anti join file_duplicates d on d.source_line = f.source_line and d.source_item = f.source_item
 where f.reason is null;

@@ -1,4 +1,4 @@
-"""The fast lane (sql/ingest/file_rows__insert_fast_lane.sql) against the general normaliser.
+"""The fast lane (sql/ingest/fast_items__read_jsonl.sql) against the general normaliser.
 
 Every file is staged twice, once with the fast lane and once with every record through the general
 normaliser; staged rows, quarantined rows and the row accounting must be identical. The corpus mixes
@@ -199,9 +199,8 @@ def test_the_fast_lane_takes_the_clean_records_and_defers_the_rest(tmp_path):
     params = {name: None for name in ingest.FAST_LANE_PARAMS} | {
         "deployment_names": [], "deployment_models": [], "earliest": "2000-01-01", "latest": "2030-01-01",
         "source_file": log.relative}
-    conn.execute((REPO / "sql" / "ingest" / "file_rows__create.sql").read_text())
     deferred = ingest._fast_lane(conn, log, params)
-    accepted = conn.execute("select count(*) from file_rows").fetchall()[0][0]
+    accepted = conn.execute("select count(*) from fast_items where accepted").fetchall()[0][0]
     assert deferred is not None and accepted + len(deferred) == 400
     assert 150 < accepted < 350, accepted  # about half the corpus is clean, the rest mutated or broken
 

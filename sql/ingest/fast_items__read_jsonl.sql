@@ -1,6 +1,7 @@
 -- Fast lane: normalise the common records of one plain JSONL file ($path) straight from DuckDB's parallel
--- JSON reader into file_rows, and list every other line in temp table deferred_lines for the general
--- normaliser (file_rows__insert_normalised.sql, which reads lines one by one and parses each several times).
+-- JSON reader into fast_items (accepted = true; read through the file_items view), and mark every other
+-- line deferred for the general normaliser (file_rows__insert_normalised.sql, which reads lines one by
+-- one and parses each several times).
 --
 -- A line takes the fast lane only when the general normaliser would accept it with these same values:
 -- an envelope {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?, "response": body}
