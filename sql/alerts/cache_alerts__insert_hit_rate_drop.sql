@@ -9,15 +9,10 @@
 insert into marts.cache_alerts by name
 with
 series_days as (
-    select
-        u.day, u.provider, u.model, u.tenant, u.app,
-        sum(u.request_count) as requests,
-        sum(u.prompt_tokens) as prompt_tokens,
-        sum(u.cache_read_tokens) as cache_read_tokens,
-        sum(u.read_discount_usd) as read_discount_usd
-    from core.usage_priced u
-    where u.day >= $start::date - to_days($baseline_days) and u.day < $end
-    group by all
+    -- per-day aggregates (marts.series_days, written just before the rules run)
+    select day, provider, model, tenant, app, requests, prompt_tokens, cache_read_tokens, read_discount_usd
+    from marts.series_days
+    where day >= $start::date - to_days($baseline_days) and day < $end
 ),
 with_baseline as (
     select

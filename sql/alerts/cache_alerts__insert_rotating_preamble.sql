@@ -14,49 +14,18 @@
 -- lost_savings_usd = (baseline - observed) x prompt tokens x (input price - cache read price).
 insert into marts.cache_alerts by name
 with
-usage_days as (
-    select
-        u.day, u.provider, u.model, u.tenant, u.app, u.prompt_tokens, u.cache_read_tokens, u.request_count,
-        u.rendered_chars, u.divergence_offset_chars, u.divergence_span,
-        coalesce(u.opening_hashes[4], u.opening_hashes[-1]) as leading_block,
-        u.read_discount_usd
-    from core.usage_priced u
-    where u.day >= $start::date - to_days($baseline_days + 1) and u.day < $end
-),
-read_values as (
-    -- how often the day's most common cache-read size occurs among its hits
-    select day, provider, model, tenant, app, max(hits_with_value) as top_read_count
-    from (
-        select day, provider, model, tenant, app, cache_read_tokens, count(*) as hits_with_value
-        from usage_days
-        where cache_read_tokens > 0
-        group by all
-    )
-    group by all
-),
 series_days as (
-    select
-        d.day, d.provider, d.model, d.tenant, d.app,
-        sum(d.request_count) as requests,
-        sum(d.prompt_tokens) as prompt_tokens,
-        sum(d.cache_read_tokens) as cache_read_tokens,
-        sum(d.read_discount_usd) as read_discount_usd,
-        count(d.rendered_chars) as body_rows,
-        count(distinct d.leading_block) as distinct_openings,
-        median(d.divergence_offset_chars) as median_offset,
-        mode(d.divergence_span) as common_span,
-        count(*) filter (where d.cache_read_tokens > 0) as hits,
-        count(distinct d.prompt_tokens) filter (where d.cache_read_tokens > 0) as distinct_hit_prompts
-    from usage_days d
-    group by all
+    -- per-day aggregates (marts.series_days, written just before the rules run)
+    select *
+    from marts.series_days
+    where day >= $start::date - to_days($baseline_days + 1) and day < $end
 ),
 signals as (
     select
         s.*,
-        r.top_read_count / nullif(s.hits, 0) as read_mode_share,
+        s.top_read_count / nullif(s.hits, 0) as read_mode_share,
         s.cache_read_tokens / nullif(s.prompt_tokens, 0) as observed
     from series_days s
-    left join read_values r using (day, provider, model, tenant, app)
 ),
 with_baseline as (
     select

@@ -3,6 +3,8 @@
 insert into marts.prefix_families by name
 with
 family_days as (
+    -- the window's days from the priced rows; the trailing baseline days from this mart's own rows,
+    -- already aggregated by earlier runs (a nightly run reads the new day's requests only)
     select
         u.day, u.prefix_family, u.provider, u.model, u.tenant, u.app,
         sum(u.request_count) as requests,
@@ -14,8 +16,14 @@ family_days as (
         sum(u.savings_usd) as savings_usd,
         sum(u.read_discount_usd) as read_discount_usd
     from core.usage_priced u
-    where u.day >= $start::date - to_days($baseline_days) and u.day < $end
+    where u.day >= $start and u.day < $end
     group by all
+    union all by name
+    select
+        p.day, p.prefix_family, p.provider, p.model, p.tenant, p.app, p.requests, p.distinct_openings,
+        p.prompt_tokens, p.cache_read_tokens, p.cost_usd, p.savings_usd
+    from marts.prefix_families p
+    where p.day >= $start::date - to_days($baseline_days) and p.day < $start
 ),
 with_baseline as (
     select

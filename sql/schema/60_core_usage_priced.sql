@@ -16,4 +16,6 @@ select
     c.cache_read_per_mtok,
     case when c.priced then usd(u.prompt_tokens, c.input_per_mtok - c.cache_read_per_mtok) end as read_discount_usd
 from core.usage u
-join core.usage_costs c using (request_id);
+-- a cost row carries its usage row's day: joining on it too lets a day filter on the view reach both
+-- tables, so a window's read costs the window, not the whole history
+join core.usage_costs c using (request_id, day);

@@ -38,6 +38,10 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     with warehouse_connection(duckdb) as conn:
         with transaction(conn):
             conn.execute(statement("alerts/cache_alerts__delete_window"), params)
+            # the series-day aggregates the rules' baselines read (the window's days, plus any missing)
+            conn.execute(statement("marts/series_days__delete_window"), params)
+            conn.execute(statement("marts/series_days__insert_window"),
+                         {**params, "baseline_days": settings.alert_baseline_days})
             for rule in RULES:
                 text = statement(f"alerts/cache_alerts__insert_{rule}")
                 conn.execute(text, params_for(text, rule_params))

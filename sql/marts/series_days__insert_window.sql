@@ -1,0 +1,48 @@
+-- Aggregate core.usage_priced into marts.series_days for the window [$start, $end), and for any day
+-- of the trailing $baseline_days + 1 days that has usage but no series rows yet (a warehouse from
+-- before this table, or a first run), so the alert rules always find their baseline.
+insert into marts.series_days by name
+with
+usage_days as (
+    select
+        u.day, u.provider, u.model, u.tenant, u.app, u.prompt_tokens, u.cache_read_tokens, u.request_count,
+        u.rendered_chars, u.divergence_offset_chars, u.divergence_span,
+        coalesce(u.opening_hashes[4], u.opening_hashes[-1]) as leading_block,
+        u.read_discount_usd
+    from core.usage_priced u
+    where u.day >= $start::date - to_days($baseline_days + 1) and u.day < $end
+        and (u.day >= $start or u.day not in (select distinct day from marts.series_days))
+),
+read_values as (
+    -- how often the day's most common cache-read size occurs among its hits
+    select day, provider, model, tenant, app, max(hits_with_value) as top_read_count
+    from (
+        select day, provider, model, tenant, app, cache_read_tokens, count(*) as hits_with_value
+        from usage_days
+        where cache_read_tokens > 0
+        group by all
+    )
+    group by all
+),
+series as (
+    select
+        d.day, d.provider, d.model, d.tenant, d.app,
+        sum(d.request_count) as requests,
+        sum(d.prompt_tokens) as prompt_tokens,
+        sum(d.cache_read_tokens) as cache_read_tokens,
+        sum(d.read_discount_usd) as read_discount_usd,
+        count(d.rendered_chars) as body_rows,
+        count(distinct d.leading_block) as distinct_openings,
+        median(d.divergence_offset_chars) as median_offset,
+        mode(d.divergence_span) as common_span,
+        count(*) filter (where d.cache_read_tokens > 0) as hits,
+        count(distinct d.prompt_tokens) filter (where d.cache_read_tokens > 0) as distinct_hit_prompts
+    from usage_days d
+    group by all
+),
+final as (
+    select s.*, r.top_read_count
+    from series s
+    left join read_values r using (day, provider, model, tenant, app)
+)
+select * from final;
