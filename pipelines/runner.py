@@ -69,23 +69,23 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
     expectations.preload()  # seconds of imports, overlapped with staging (which runs in DuckDB)
-    _materialize(assets, resources, INGEST_KEYS, instance, quiet, {}, "ingest and pricing")
-    with warehouse.connect(os.environ["CACHEMETER_DB"]) as conn:
+    with warehouse.held_open(os.environ["CACHEMETER_DB"]) as conn:  # one open instance for every asset
+        _materialize(assets, resources, INGEST_KEYS, instance, quiet, {}, "ingest and pricing")
         if all_days:
             conn.execute(statement("core/pending_days__insert_all"))
         first, last = conn.execute("select min(day), max(day) from stage.pending_days").fetchall()[0]
-    if first is None:
+        if first is None:
+            _materialize(assets, resources, PUBLISH_KEYS, instance, quiet, {}, "publishing the snapshot")
+            return RunResult(None, None)
+        tags = {"dagster/asset_partition_range_start": first.isoformat(),
+                "dagster/asset_partition_range_end": last.isoformat()}
+        days = (last - first).days + 1
+        progress.report("build", 0, days, f"{first} .. {last}")
+        _materialize(assets, resources, DAILY_KEYS, instance, quiet, tags, f"days {first} .. {last}")
+        progress.report("build", days, days, f"{first} .. {last}")
+        progress.report("publish", 0, 1, "snapshot and report")
         _materialize(assets, resources, PUBLISH_KEYS, instance, quiet, {}, "publishing the snapshot")
-        return RunResult(None, None)
-    tags = {"dagster/asset_partition_range_start": first.isoformat(),
-            "dagster/asset_partition_range_end": last.isoformat()}
-    days = (last - first).days + 1
-    progress.report("build", 0, days, f"{first} .. {last}")
-    _materialize(assets, resources, DAILY_KEYS, instance, quiet, tags, f"days {first} .. {last}")
-    progress.report("build", days, days, f"{first} .. {last}")
-    progress.report("publish", 0, 1, "snapshot and report")
-    _materialize(assets, resources, PUBLISH_KEYS, instance, quiet, {}, "publishing the snapshot")
-    progress.report("publish", 1, 1, "snapshot and report")
+        progress.report("publish", 1, 1, "snapshot and report")
     return RunResult(first, last)
 
 

@@ -27,6 +27,6 @@ def resources() -> dg.Definitions:
     database = Path(database_path())
     database.parent.mkdir(parents=True, exist_ok=True)  # DuckDB creates the file, not its folder
     return dg.Definitions(resources={
-        "duckdb": DuckDBResource(database=str(database)),
+        "duckdb": DuckDBResource(database=str(database), connection_config=warehouse.CONNECTION_CONFIG),
         "settings": CachemeterSettings.from_env(),
     })

@@ -12,6 +12,8 @@
 | CACHEMETER_ALERT_BASELINE_DAYS| 7                                | hit_rate_drop: trailing baseline window, days |
 | CACHEMETER_CONFIG             | cachemeter.yaml (repository root)| alert thresholds file (documented defaults) |
 | CACHEMETER_WEBHOOK_URL        | (none)                           | where the alert sensor posts (name set in the config file) |
+| CACHEMETER_MEMORY_LIMIT       | 1GB                              | DuckDB buffer pool limit (lib/warehouse.py) |
+| CACHEMETER_GX_SAMPLE_ROWS     | 200000                           | rows Great Expectations validates per check at most (0 = all; lib/expectations.py) |
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ rejected ones to ``core.quarantine`` with a reason. For every file rows_in = acc
 
 The normalisation itself is set-based DuckDB SQL (``sql/ingest/file_rows__insert_normalised.sql``);
 Python only splits files into records, describes unparseable lines, and replays block-hash traces.
+A plain JSONL file first takes the fast lane (``sql/ingest/fast_items__read_jsonl.sql``): DuckDB's
+parallel JSON reader accepts its common records outright and only the rest are read line by line.
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ beneath it (nearest folder wins, key by key)::
 
 Records are yielded in chunks as PyArrow tables ``(source_line int64, line string)`` so memory
 stays flat on large files. Reading is done here rather than by DuckDB's JSON reader because each
-malformed line must be kept (and counted) with its own position, which ``read_json`` with
-``ignore_errors`` silently drops. Blank lines are skipped (they are not records); a UTF-8
+malformed line must be kept (and counted) with its own position and text, which ``read_json`` with
+``ignore_errors`` does not give (the fast lane in ``ingest`` uses that reader for the records it can
+take whole and hands every other line back to this one). Blank lines are skipped (they are not records); a UTF-8
 byte-order mark and CRLF endings are removed.
 """
 

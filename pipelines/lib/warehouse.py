@@ -21,6 +21,9 @@ from pipelines.lib.sql import statements_in
 
 
 DEFAULT_MEMORY_LIMIT = "1GB"  # DuckDB's own default is 80% of RAM; the nightly run should stay small
+# the configuration every read-write connection of a run opens with (the Dagster resource's too): DuckDB
+# shares one open database instance between connections of a process only when their configurations match
+CONNECTION_CONFIG = {"custom_user_agent": "cachemeter"}
 
 
 def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -74,6 +77,24 @@ def connect(db_path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConn
         return conn
     path.parent.mkdir(parents=True, exist_ok=True)
     return prepare(duckdb.connect(str(path)))
+
+
+@contextmanager
+def held_open(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Keep the warehouse's database instance open in this process for the block; yields a connection.
+
+    Each asset opens and closes its own connection; while one stays open here, DuckDB hands those the
+    already-open instance instead of opening the file again (which reads its metadata and replays its
+    write-ahead log: about 0.1 s per asset on a warehouse with a month of history). Connections to the
+    same file inside the block must use ``CONNECTION_CONFIG``.
+    """
+    path = Path(db_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = prepare(duckdb.connect(str(path), config=CONNECTION_CONFIG))
+    try:
+        yield conn
+    finally:
+        conn.close()
 
 
 @contextmanager

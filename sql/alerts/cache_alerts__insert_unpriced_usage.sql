@@ -7,7 +7,7 @@ unpriced as (
     select u.day, u.provider, u.model, min(c.unpriced_reason) as reason, sum(u.request_count) as requests,
            sum(u.prompt_tokens) as prompt_tokens
     from core.usage u
-    join core.usage_costs c using (request_id)
+    join core.usage_costs c using (request_id, day)
     where u.day >= $start and u.day < $end and not c.priced
     group by all
 ),

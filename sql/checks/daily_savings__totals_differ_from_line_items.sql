@@ -9,7 +9,7 @@ mart as (
 items as (
     select u.day, sum(u.request_count) as requests, sum(u.prompt_tokens) as prompt_tokens,
            coalesce(sum(c.cost_usd), 0) as cost_usd, coalesce(sum(c.savings_usd), 0) as savings_usd
-    from core.usage u join core.usage_costs c using (request_id)
+    from core.usage u join core.usage_costs c using (request_id, day)  -- (day: the window's rows only)
     where u.day >= $start and u.day < $end group by u.day
 )
 select count(*) as violations

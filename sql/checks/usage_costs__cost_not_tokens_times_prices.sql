@@ -2,7 +2,7 @@
 -- whose savings are not no_cache_cost - cost, or unpriced rows that carry a cost. Must be 0.
 select count(*) as violations
 from core.usage_costs c
-join core.usage u using (request_id)
+join core.usage u using (request_id, day)  -- (day: the window's rows only)
 where c.day >= $start and c.day < $end
   and (
       (c.priced and (

@@ -3,6 +3,7 @@
 from datetime import date
 
 import dagster as dg
+import duckdb
 
 from tests.conftest import query, run_pipeline, write_jsonl
 from tests.defs.test_pipeline import hit_rate_logs
@@ -51,3 +52,26 @@ def test_a_late_file_is_staged_and_only_its_day_is_rebuilt_once(tmp_path):
     assert {d: n for d, n in after.items() if d != date(2026, 11, 3)} == {d: n for d, n in before.items() if d != date(2026, 11, 3)}
     assert query(db, "select count(*), count(distinct request_id) from core.usage where request_id like 'late-%'") == [(12, 12)]
     assert evaluate(late_logs_sensor) == []  # staged and rebuilt: nothing left to do
+
+
+def test_alert_baselines_come_from_stored_series_days_and_missing_ones_are_refilled(tmp_path):
+    # a one-day rebuild reads its 7-day baseline from marts.series_days; a warehouse without those rows
+    # (built before the table existed) gets them back from core.usage_priced on its next run
+    from pipelines import runner
+    from pipelines.definitions import defs
+
+    hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    alerts = "select rule, day, severity, observed, baseline, lost_savings_usd from marts.cache_alerts order by all"
+    series = "select * from marts.series_days order by all"
+    built_alerts, built_series = query(db, alerts), query(db, series)
+    assert any(rule == "hit_rate_drop" and day == date(2026, 11, 8) for rule, day, *_ in built_alerts)
+
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("delete from marts.series_days where day < '2026-11-08'")
+    loaded = defs()
+    keys = dg.AssetSelection.assets(*[dg.AssetKey(k) for k in runner.DAILY_KEYS])
+    assert dg.materialize(list(loaded.assets), resources=dict(loaded.resources), selection=keys,
+                          partition_key="2026-11-08", instance=dg.DagsterInstance.ephemeral()).success
+    assert query(db, series) == built_series
+    assert query(db, alerts) == built_alerts
