@@ -258,7 +258,7 @@ final as (
                      and c.n_write_5m + c.n_write_1h <> c.n_write_field)
             and not coalesce(c.n_reasoning > c.n_output and c.source_format <> 'gemini_generate_content', false),
             false) as accepted,
-        -- null: the line number's id (file_rows__insert_fast_accepted.sql)
+        -- null: the line number's id (the file_items view builds it)
         coalesce(c.s_env_request_id, c.s_env_id, c.body_id) as request_id,
         c.ts,
         c.provider,
