@@ -89,7 +89,7 @@ def validate(conn: duckdb.DuckDBPyConnection, sql: str, params: dict, expectatio
     """
     import great_expectations as gx
 
-    _ready()
+    batches = _ready()
     suite = gx.ExpectationSuite(name="cachemeter_checks", expectations=list(expectations))
     in_window = conn.execute(f"select count(*) from ({sql})", params).fetchall()[0][0]
     limit = sample_rows()
@@ -102,7 +102,7 @@ def validate(conn: duckdb.DuckDBPyConnection, sql: str, params: dict, expectatio
         frame = chunk.to_pandas()
         if frame.empty:
             continue
-        result = _ready().get_batch(batch_parameters={"dataframe": frame}).validate(suite)
+        result = batches.get_batch(batch_parameters={"dataframe": frame}).validate(suite)
         for i, item in enumerate(result.results):
             outcome = totals[i]
             outcome.success = outcome.success and bool(item.success)

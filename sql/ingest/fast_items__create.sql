@@ -1,24 +1,11 @@
 -- fast_items: per-file scratch table (connection-local) of the fast lane's results, one row per
 -- non-blank line in file order (rowid + 1 = line number); fast_items__read_jsonl.sql replaces it
--- when the lane applies. Created empty first so that the file_items view always binds.
-create or replace temp table fast_items (
-    source_format         varchar,
-    accepted              boolean,      -- false: deferred to the general normaliser
-    request_id            varchar,      -- null: the line's own id (file_items)
-    ts                    timestamptz,
-    provider              varchar,
-    model                 varchar,
-    tenant                varchar,
-    app                   varchar,
-    service_tier          varchar,
-    prefix_family         varchar,
-    prompt_tokens         bigint,
-    uncached_input_tokens bigint,
-    cache_read_tokens     bigint,
-    cache_write_5m_tokens bigint,
-    cache_write_1h_tokens bigint,
-    output_tokens         bigint,
-    reasoning_tokens      bigint,
-    request_count         integer,
-    tier_prompt_tokens    bigint
-);
+-- when the lane applies. Created empty first, with file_rows' column types plus accepted (false:
+-- deferred to the general normaliser; request_id null: the line's own id), so the file_items view binds.
+create or replace temp table fast_items as
+select
+    source_format, true as accepted, request_id, ts, provider, model, tenant, app, service_tier, prefix_family,
+    prompt_tokens, uncached_input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens,
+    output_tokens, reasoning_tokens, request_count, tier_prompt_tokens
+from file_rows
+where false;

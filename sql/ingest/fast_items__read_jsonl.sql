@@ -53,10 +53,12 @@ src as (
                 candidatesTokenCount JSON, thoughtsTokenCount JSON, serviceTier JSON))'
     })
 ),
+declared as (
+    select *, coalesce(lower(plain_json_text(provider)), lower($provider)) as declared_provider from src
+),
 shaped as (
     select
         s.*,
-        coalesce(lower(plain_json_text(s.provider)), lower($provider)) as declared_provider,
         -- the general normaliser's shape ladder (its `shaped` CTE) in the same order; null = defer
         case
             when s.response is null or s.custom_id is not null or s.spend is not null or s.request is not null
@@ -78,11 +80,10 @@ shaped as (
             when s.response.object = '"response"' or s.response.usage.input_tokens_details is not null then 'openai_responses'
             when s.response."type" = '"message"' or s.response.usage.cache_read_input_tokens is not null
                  or s.response.usage.cache_creation_input_tokens is not null then 'anthropic_messages'
-            when coalesce(lower(plain_json_text(s.provider)), lower($provider)) = 'anthropic' then 'anthropic_messages'
-            when coalesce(lower(plain_json_text(s.provider)), lower($provider)) in ('openai', 'azure', 'azure_openai')
-                then 'openai_responses'
+            when s.declared_provider = 'anthropic' then 'anthropic_messages'
+            when s.declared_provider in ('openai', 'azure', 'azure_openai') then 'openai_responses'
         end as source_format
-    from src s
+    from declared s
 ),
 picked as (
     -- each field's raw JSON value where the field map (general normaliser) reads it for this adapter
