@@ -15,7 +15,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.lib import expectations, progress, warehouse
+from pipelines.lib import expectations, progress, report, warehouse
 from pipelines.lib.sql import statement
 
 INGEST_KEYS = [["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
@@ -68,7 +68,9 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
     instance = instance or dg.DagsterInstance.ephemeral()
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
-    expectations.preload()  # seconds of imports, overlapped with staging (which runs in DuckDB)
+    # seconds of imports and of bundling the report's JavaScript, overlapped with staging (in DuckDB)
+    expectations.preload()
+    report.preload()
     with warehouse.held_open(os.environ["CACHEMETER_DB"]) as conn:  # one open instance for every asset
         _materialize(assets, resources, INGEST_KEYS, instance, quiet, {}, "ingest and pricing")
         if all_days:

@@ -7,9 +7,11 @@
 -- genai-prices; a usage bucket uses its reported context window) and then prices every class. Overrides beat the catalogue; a matching variant (batch, priority, flex)
 -- beats standard; among the rest the highest precedence (latest active) and highest tier win.
 -- A request with tokens in a class that has no price stays unpriced (costs null, never zero).
-insert into core.usage_costs
+insert into core.usage_costs by name
 with
-usage_window as (
+-- not materialized: three readers each take the few columns they need from the table scan (a
+-- materialized copy of every window row cost more than scanning three times: 6.8 s vs 5.2 s at 5M)
+usage_window as not materialized (
     select
         u.*,
         (u.ts at time zone 'UTC')::time as utc_time,
@@ -45,13 +47,18 @@ candidate_lists as (
 chosen as (
     select
         u.*,
-        list_filter(c.candidates, lambda price:
-            (price.tier_start_tokens = 0 or u.tier_prompt > price.tier_start_tokens)
-            and (
-                price.utc_time_from is null
-                or (price.utc_time_from < price.utc_time_to and u.utc_time >= price.utc_time_from and u.utc_time < price.utc_time_to)
-                or (price.utc_time_from > price.utc_time_to and (u.utc_time >= price.utc_time_from or u.utc_time < price.utc_time_to))
-            ))[1] as c
+        -- a key whose best candidate has no long-context tier and no time-of-day window prices every
+        -- request of the key with it (the common case): no per-row filter over its list
+        case
+            when c.candidates[1].tier_start_tokens = 0 and c.candidates[1].utc_time_from is null then c.candidates[1]
+            else list_filter(c.candidates, lambda price:
+                (price.tier_start_tokens = 0 or u.tier_prompt > price.tier_start_tokens)
+                and (
+                    price.utc_time_from is null
+                    or (price.utc_time_from < price.utc_time_to and u.utc_time >= price.utc_time_from and u.utc_time < price.utc_time_to)
+                    or (price.utc_time_from > price.utc_time_to and (u.utc_time >= price.utc_time_from or u.utc_time < price.utc_time_to))
+                ))[1]
+        end as c
     from usage_window u
     left join candidate_lists c using (provider, price_model, day, wanted_variant)
 ),
@@ -139,7 +146,8 @@ final as (
             when prompt_tokens < min_prompt_tokens then 'ineligible'
             else 'miss'
         end as cache_outcome,
-        min_prompt_tokens as min_cacheable_tokens
+        min_prompt_tokens as min_cacheable_tokens,
+        request_count
     from costed
 )
 select * from final;

@@ -55,8 +55,15 @@ BREAKS = [
      "update core.usage set uncached_input_tokens = uncached_input_tokens + 1 where request_id = '2026-11-03-5'"),
     ("request_id_unique", "usage__duplicate_request_ids",
      "insert into core.usage select * from core.usage where request_id = '2026-11-03-5'"),
+    # the same id on a day outside the window still counts against the window's row
+    ("request_id_unique", "usage__duplicate_request_ids",
+     "insert into core.usage select * replace (date '2026-10-20' as day) from core.usage where request_id = '2026-11-03-5'"),
     ("priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once",
      "delete from core.usage_costs where request_id = '2026-11-03-5'"),
+    ("priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once",
+     "insert into core.usage_costs select * from core.usage_costs where request_id = '2026-11-03-5'"),
+    ("priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once",
+     "update core.usage_costs set day = day + 1 where request_id = '2026-11-03-5'"),
     ("cost_equals_tokens_times_prices", "usage_costs__cost_not_tokens_times_prices",
      "update core.usage_costs set cost_usd = cost_usd + 0.000000000000001 where request_id = '2026-11-03-5'"),
     ("totals_equal_line_items", "daily_savings__totals_differ_from_line_items",
@@ -66,7 +73,7 @@ BREAKS = [
 ]
 
 
-@pytest.mark.parametrize("name, predicate, damage", BREAKS, ids=[b[0] for b in BREAKS])
+@pytest.mark.parametrize("name, predicate, damage", BREAKS, ids=[f"{b[0]}-{n}" for n, b in enumerate(BREAKS)])
 def test_each_invariant_fails_when_its_rule_is_broken(db, name, predicate, damage):
     with duckdb.connect(str(db)) as conn:
         assert checks.invariant(conn, ["x"], name, predicate, WINDOW).passed

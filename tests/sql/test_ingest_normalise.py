@@ -225,6 +225,18 @@ def test_duplicate_request_ids_across_files_count_once(tmp_path):
     assert rows(conn, "select reason from core.quarantine") == [("duplicate request_id dup (first seen in a.jsonl:1)",)]
 
 
+def test_an_id_repeated_inside_one_file_keeps_its_first_line_and_names_it(tmp_path):
+    ids = ["x", "y", "x", "z", "x", "y"]
+    write_jsonl(tmp_path / "logs" / "a.jsonl", [{**GOOD, "request_id": i} for i in ids])
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert [(r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results] == [(6, 3, 3)]
+    assert rows(conn, "select request_id, source_line from stage.usage_rows order by 2") == [("x", 1), ("y", 2), ("z", 4)]
+    assert rows(conn, "select source_line, reason from core.quarantine order by 1") == [
+        (3, "duplicate request_id x (first seen in a.jsonl:1)"),
+        (5, "duplicate request_id x (first seen in a.jsonl:1)"),
+        (6, "duplicate request_id y (first seen in a.jsonl:2)")]
+
+
 def test_unchanged_files_are_skipped_and_changed_files_replace_their_rows(tmp_path):
     path = write_jsonl(tmp_path / "logs" / "a.jsonl", [{**GOOD, "request_id": "r1"}])
     conn, _ = stage(tmp_path, tmp_path / "logs")

@@ -35,10 +35,11 @@ def core_usage_costs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
             checks.invariant(conn, KEY, "priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once", params),
             checks.invariant(conn, KEY, "cost_equals_tokens_times_prices", "usage_costs__cost_not_tokens_times_prices", params),
             checks.distribution(conn, KEY, "cost_distributions",
-                                # per-request bounds only for rows that are one request (buckets sum many)
+                                # per-request bounds only for rows that are one request (buckets sum many);
+                                # the cost table alone (it carries request_count): no join to sample from
                                 "select case when request_count = 1 then cost_usd::double end as cost_usd, "
                                 "case when request_count = 1 then no_cache_cost_usd::double end as no_cache_cost_usd, "
-                                "cache_outcome from core.usage_priced where day >= $start and day < $end and priced", params, [
+                                "cache_outcome from core.usage_costs where day >= $start and day < $end and priced", params, [
                                     # a single request above $100 is implausible for any catalogue model today
                                     checks.gx().ExpectColumnValuesToBeBetween(column="cost_usd", min_value=0, max_value=100),
                                     checks.gx().ExpectColumnValuesToBeBetween(column="no_cache_cost_usd", min_value=0, max_value=100),
