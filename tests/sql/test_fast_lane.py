@@ -235,3 +235,23 @@ def test_real_provider_bodies_and_every_jsonl_example_stage_identically(tmp_path
         shutil.copy(path, target)
     usage, _ = assert_same(tmp_path, logs)
     assert sum(1 for row in usage if row[19] == "cassettes.jsonl") == len(envelopes)
+
+
+@pytest.mark.parametrize("content, lines", [
+    (b"", 0), (b"{}", 1), (b"{}\n", 1), (b"\n", 1), (b"a\r\nb\r\n", 2), (b"a\n\nb", 3), (b"a\nb\nc\n", 3),
+])
+def test_count_lines_counts_newlines_and_a_last_line_without_one(tmp_path, content, lines):
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(content)
+    # block sizes of 1 and 2 bytes put a block boundary inside and beside every newline
+    assert [ingest.count_lines(path, block) for block in (1, 2, 1 << 20)] == [lines] * 3
+
+
+def test_count_lines_agrees_with_python_on_a_large_random_file(tmp_path):
+    rng = random.Random(7)
+    text = "".join(rng.choice("ab\n\r{}") for _ in range(300_000))
+    path = tmp_path / "r.jsonl"
+    path.write_text(text)
+    with path.open("rb") as handle:  # binary line iteration splits on b"\n" only, as JSONL does
+        expected = sum(1 for _ in handle)
+    assert expected > 40_000 and ingest.count_lines(path, 4096) == expected
