@@ -8,6 +8,9 @@ Measures, side by side in one process tree so machine noise cancels in the ratio
 * a per-row peer: genai-prices ``extract_usage`` + ``calc_price`` row by row (the way per-request
   cost trackers work), timed on a sample and extrapolated to all rows.
 
+With ``--repeat R`` the parse, the run and the peer alternate R times and the line reports their
+medians (and every run): on this shared machine one measurement moves by a third between runs.
+
 With ``--history-days H`` it measures instead what a nightly run costs on top of history: the wall
 seconds of ``cachemeter run`` for one new day (``--requests`` of them) added to a warehouse that
 already holds H earlier days of the same size, against the same day run alone on an empty warehouse
@@ -132,15 +135,15 @@ def main() -> None:
         generate.generate(args.requests, args.days, logs)
     size = sum(p.stat().st_size for p in logs.iterdir())
     db = args.workdir / f"w-{args.requests}-{args.days}.duckdb"
-    parses, walls, rss = [], [], 0
-    for _ in range(max(args.repeat, 1)):  # parse and run alternate, so a slow spell hits both
+    parses, walls, peers, rss = [], [], [], 0
+    for _ in range(max(args.repeat, 1)):  # parse, run and peer alternate, so a slow spell hits all three
         for stale in args.workdir.glob(f"w-{args.requests}-{args.days}*"):
             stale.unlink()
         parses.append(bare_parse_seconds(logs))
         wall, rss = pipeline_seconds(logs, db)  # peak RSS of any run so far
         walls.append(wall)
-    parse, wall = statistics.median(parses), statistics.median(walls)
-    peer = peer_rows_per_second(logs)
+        peers.append(peer_rows_per_second(logs))
+    parse, wall, peer = statistics.median(parses), statistics.median(walls), statistics.median(peers)
     ours = args.requests / wall
     line = {"requests": args.requests, "days": args.days, "bytes": size, "wall_seconds": round(wall, 2),
             "parse_seconds": round(parse, 2), "ratio_to_parse": round(wall / parse, 2),
@@ -148,7 +151,8 @@ def main() -> None:
             "speedup_vs_peer": round(ours / peer, 2), "peak_rss_bytes": rss}
     if args.repeat > 1:  # medians above; every run here
         line.update(runs=len(walls), wall_seconds_each=[round(w, 2) for w in walls],
-                    parse_seconds_each=[round(p, 2) for p in parses])
+                    parse_seconds_each=[round(p, 2) for p in parses],
+                    peer_rows_per_second_each=[round(p) for p in peers])
     print(json.dumps(line))
 
 

@@ -36,16 +36,18 @@ def test_harness_repeats_alternate_parse_and_run_and_report_medians(tmp_path, mo
     order, walls, parses = [], iter([9.0, 3.0, 4.0]), iter([1.0, 2.0, 1.5])
     monkeypatch.setattr(run, "bare_parse_seconds", lambda logs: order.append("parse") or next(parses))
     monkeypatch.setattr(run, "pipeline_seconds", lambda logs, db: order.append("run") or (next(walls), 7))
-    monkeypatch.setattr(run, "peer_rows_per_second", lambda logs: 10.0)
+    peers = iter([10.0, 30.0, 8.0])
+    monkeypatch.setattr(run, "peer_rows_per_second", lambda logs: order.append("peer") or next(peers))
     monkeypatch.setattr(sys, "argv", ["run.py", "--requests", "40", "--workdir", str(tmp_path), "--repeat", "3"])
     printed = []
     monkeypatch.setattr("builtins.print", printed.append)
     run.main()
     line = json.loads(printed[-1])
-    assert order == ["parse", "run"] * 3
+    assert order == ["parse", "run", "peer"] * 3
     assert (line["wall_seconds"], line["parse_seconds"], line["ratio_to_parse"]) == (4.0, 1.5, 2.67)
     assert line["wall_seconds_each"] == [9.0, 3.0, 4.0] and line["runs"] == 3
-    assert line["rows_per_second"] == 10 and line["speedup_vs_peer"] == 1.0
+    assert line["rows_per_second"] == 10 and line["peer_rows_per_second"] == 10 and line["speedup_vs_peer"] == 1.0
+    assert line["peer_rows_per_second_each"] == [10, 30, 8]
 
 
 def test_harness_measures_a_new_day_on_top_of_history(tmp_path, monkeypatch):
