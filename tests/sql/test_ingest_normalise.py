@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pipelines.lib import ingest, warehouse
-from tests.conftest import write_jsonl
+from tests.conftest import REPO, write_jsonl
 
 TS = "2026-11-20T10:00:00Z"
 
@@ -235,6 +235,19 @@ def test_an_id_repeated_inside_one_file_keeps_its_first_line_and_names_it(tmp_pa
         (3, "duplicate request_id x (first seen in a.jsonl:1)"),
         (5, "duplicate request_id x (first seen in a.jsonl:1)"),
         (6, "duplicate request_id y (first seen in a.jsonl:2)")]
+
+
+def test_a_repeated_container_line_names_the_first_item_of_each_id(tmp_path):
+    # an OTLP batch holds two GenAI spans (items 1 and 2); the same batch logged twice
+    line = (REPO / "fixtures" / "formats" / "otel_genai" / "spans.otlp.jsonl").read_text().splitlines()[0]
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.jsonl").write_text(line + "\n" + line + "\n")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert [(r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results] == [(4, 2, 2)]
+    assert rows(conn, "select source_line, source_item from stage.usage_rows order by 1, 2") == [(1, 1), (1, 2)]
+    assert rows(conn, "select source_line, source_item, reason from core.quarantine order by 1, 2") == [
+        (2, 1, "duplicate request_id chatcmpl-Gcxx4UKT5TktGh1zHOHDstXHYycy0 (first seen in a.jsonl:1 item 1)"),
+        (2, 2, "duplicate request_id msg_01Tbxb1OHSW2A2CqMhXfVql0 (first seen in a.jsonl:1 item 2)")]
 
 
 def test_unchanged_files_are_skipped_and_changed_files_replace_their_rows(tmp_path):
