@@ -16,6 +16,10 @@ REPO = Path(__file__).resolve().parents[1]
 # the team's shared data sits beside the repository (CI too); CACHEMETER_SHARED_DIR points elsewhere
 SHARED = Path(os.environ.get("CACHEMETER_SHARED_DIR", REPO.parent / "shared"))
 
+# the report's JavaScript bundle cache (pipelines/lib/report.py) inside the repository's pytest cache,
+# not the user's home; subprocesses inherit it
+os.environ.setdefault("CACHEMETER_CACHE_DIR", str(REPO / ".pytest_cache" / "cachemeter"))
+
 PRICE_HEADER = ["provider", "model", "effective_from", "input_per_mtok", "cache_read_per_mtok",
                 "cache_write_5m_per_mtok", "cache_write_1h_per_mtok", "output_per_mtok"]
 
