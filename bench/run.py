@@ -124,7 +124,7 @@ def main() -> None:
                         help="measure one new day on top of this many loaded days (see the module docstring)")
     parser.add_argument("--workdir", type=Path, default=Path("bench-work"))
     parser.add_argument("--repeat", type=int, default=1,
-                        help="alternate the bare parse and the pipeline run this many times and report medians "
+                        help="alternate the bare parse, the pipeline run and the peer this many times and report medians "
                              "(this shared machine varies by a third between runs)")
     args = parser.parse_args()
     if args.history_days:

@@ -59,7 +59,8 @@ def _definitions_sha() -> str:
 
 
 def connect(db_path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open ``db_path`` (created with its folder when writable) and prepare it.
+    """Open ``db_path`` (created with its folder when writable) and prepare it; read-write connections
+    use ``CONNECTION_CONFIG``, so they share the process's open instance of the file.
 
     Read-only connections get ``TimeZone = 'UTC'`` and no access outside the file; raises ``FileNotFoundError`` when a
     read-only open targets a file that does not exist yet.
@@ -76,7 +77,7 @@ def connect(db_path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConn
         conn.execute("SET lock_configuration = true")
         return conn
     path.parent.mkdir(parents=True, exist_ok=True)
-    return prepare(duckdb.connect(str(path)))
+    return prepare(duckdb.connect(str(path), config=CONNECTION_CONFIG))
 
 
 @contextmanager
@@ -86,15 +87,10 @@ def held_open(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     Each asset opens and closes its own connection; while one stays open here, DuckDB hands those the
     already-open instance instead of opening the file again (which reads its metadata and replays its
     write-ahead log: about 0.1 s per asset on a warehouse with a month of history). Connections to the
-    same file inside the block must use ``CONNECTION_CONFIG``.
+    same file inside the block must use ``CONNECTION_CONFIG`` (``connect`` and the Dagster resource do).
     """
-    path = Path(db_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = prepare(duckdb.connect(str(path), config=CONNECTION_CONFIG))
-    try:
+    with connect(db_path) as conn:
         yield conn
-    finally:
-        conn.close()
 
 
 @contextmanager

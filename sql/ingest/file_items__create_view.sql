@@ -9,7 +9,7 @@ select
     i.source_format,
     null::varchar as reason,
     null::varchar as raw_excerpt,
-    coalesce(i.request_id, 'line-' || md5(s.source_file || ':' || (i.rowid + 1))[1:20]) as request_id,
+    coalesce(i.request_id, line_request_id(s.source_file, i.rowid + 1, 0)) as request_id,
     i.ts, i.provider, i.model, i.tenant, i.app, i.service_tier, i.prefix_family, i.prompt_tokens,
     i.uncached_input_tokens, i.cache_read_tokens, i.cache_write_5m_tokens, i.cache_write_1h_tokens,
     i.output_tokens, i.reasoning_tokens, null::varchar as hash_ids, null::bigint as trace_offset_ms,

@@ -697,7 +697,7 @@ accepted as (
             case when c.source_format like '%usage_bucket%' or c.source_format = 'anthropic_usage_report'
                  then 'bucket-' || md5(c.source_format || ':' || c.b::varchar)[1:20] end,
             c.batch_request_id,
-            'line-' || md5($source_file || ':' || c.source_line || case when c.source_item > 0 then ':' || c.source_item else '' end)[1:20]
+            line_request_id($source_file, c.source_line, c.source_item)
         ) as request_id,
         c.ts,
         c.provider,
