@@ -18,7 +18,7 @@ import dagster as dg
 from pipelines.lib import expectations, progress, report, warehouse
 from pipelines.lib.sql import statement
 
-INGEST_KEYS = [["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
+INGEST_KEYS = [["stage", "files"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
 DAILY_KEYS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "prefix_families"],
               ["marts", "cost_reconciliation"],
               ["marts", "cache_alerts"]]

@@ -71,7 +71,7 @@ def query(db: Path, sql: str, params=None) -> list[tuple]:
         return conn.execute(sql, params or {}).fetchall()
 
 
-TABLES = ["stage.files", "stage.usage_rows", "core.usage", "core.quarantine", "core.prices",
+TABLES = ["stage.files", "core.usage", "core.quarantine", "core.prices",
           "core.cache_minimums", "core.usage_costs", "marts.daily_savings", "marts.prefix_families", "marts.cost_reconciliation",
           "marts.cache_alerts"]
 

@@ -37,7 +37,7 @@ def clean_tables(logs, tmp_path_factory):
     return snapshot(db)
 
 
-@pytest.mark.parametrize("point", ["stage:mid_file", "stage:after_file", "window:core/usage__insert_window",
+@pytest.mark.parametrize("point", ["stage:mid_file", "stage:after_file", "window:costs/usage_costs__insert_window",
                                    "window:marts/daily_savings__insert_window"])
 def test_sigkill_then_rerun_gives_exactly_the_tables_of_a_clean_run(logs, clean_tables, tmp_path, point):
     db = tmp_path / "w.duckdb"

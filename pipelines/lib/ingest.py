@@ -2,8 +2,9 @@
 
 ``stage_logs(conn, root)`` discovers the files under ``root`` (see ``logfiles``), skips those whose
 size and modification time match the manifest ``stage.files``, and stages each other file in one
-transaction: its previous rows are replaced, accepted records go to ``stage.usage_rows`` and
-rejected ones to ``core.quarantine`` with a reason. For every file rows_in = accepted + quarantined.
+transaction: its previous rows are replaced, accepted records go to ``core.usage`` (with the catalogue
+id of their model) and rejected ones to ``core.quarantine`` with a reason. For every file rows_in =
+accepted + quarantined. The day's rows are stored once: the daily assets read ``core.usage`` itself.
 
 The normalisation itself is set-based DuckDB SQL (``sql/ingest/file_rows__insert_normalised.sql``);
 Python only splits files into records, describes unparseable lines, and replays block-hash traces.
@@ -27,7 +28,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.lib import cache_models, containers, faults, fingerprints
+from pipelines.lib import cache_models, containers, faults, fingerprints, prices
 from pipelines.lib.logfiles import LogFile, Unreadable, discover, malformed_json_excerpt, read_records
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
@@ -150,21 +151,31 @@ def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = d
     _replay_traces(conn, params["block_size"], log.defaults)
 
     file_param = {"source_file": log.relative}
-    with transaction(conn):
-        conn.execute(statement("ingest/pending_days__insert_file"), file_param)
-        conn.execute(statement("ingest/usage_rows__delete_file"), file_param)
-        conn.execute(statement("ingest/quarantine__delete_file"), file_param)
-        conn.execute(statement("ingest/files__delete"), file_param)
-        faults.maybe_die("stage:mid_file")
-        conn.execute(statement("ingest/file_duplicates__create"), file_param)
-        conn.execute(statement("ingest/usage_rows__insert_file"), file_param)
-        conn.execute(statement("ingest/quarantine__insert_file"), file_param)
-        conn.execute(statement("ingest/files__insert"),
-                     {**file_param, "size_bytes": size_bytes, "mtime_ns": mtime_ns, "defaults_sha": log.defaults_sha})
+    conn.register("model_map", prices.model_map_table(
+        conn.execute("select distinct provider, model from file_items where reason is null").fetchall()))
+    try:
+        _publish(conn, file_param, size_bytes, mtime_ns, log.defaults_sha)
+    finally:
+        conn.unregister("model_map")
     rows_in, accepted, quarantined = conn.execute(
         "select rows_in, rows_accepted, rows_quarantined from stage.files where source_file = $source_file",
         file_param).fetchall()[0]
     return FileResult(log.relative, rows_in, accepted, quarantined)
+
+
+def _publish(conn: duckdb.DuckDBPyConnection, file_param: dict, size_bytes: int, mtime_ns: int, defaults_sha: str) -> None:
+    """Replace the file's rows in core.usage, core.quarantine and the manifest in one transaction."""
+    with transaction(conn):
+        conn.execute(statement("ingest/pending_days__insert_file"), file_param)
+        conn.execute(statement("ingest/usage__delete_file"), file_param)
+        conn.execute(statement("ingest/quarantine__delete_file"), file_param)
+        conn.execute(statement("ingest/files__delete"), file_param)
+        faults.maybe_die("stage:mid_file")
+        conn.execute(statement("ingest/file_duplicates__create"), file_param)
+        conn.execute(statement("ingest/usage__insert_file"), file_param)
+        conn.execute(statement("ingest/quarantine__insert_file"), file_param)
+        conn.execute(statement("ingest/files__insert"),
+                     {**file_param, "size_bytes": size_bytes, "mtime_ns": mtime_ns, "defaults_sha": defaults_sha})
 
 
 FAST_LANE_PARAMS = ("provider", "model", "tenant", "app", "default_ts", "deployment_names", "deployment_models",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.lib.sql import statements_in
+from pipelines.lib.sql import statement, statements_in
 
 
 DEFAULT_MEMORY_LIMIT = "1GB"  # DuckDB's own default is 80% of RAM; the nightly run should stay small
@@ -44,9 +44,24 @@ def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         conn.execute(text)
     for text in statements_in("schema"):
         conn.execute(text)
+    _move_legacy_tables(conn)
     conn.execute("delete from stage.definitions_version")
     conn.execute("insert into stage.definitions_version values ($sha)", {"sha": sha})
     return conn
+
+
+def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
+    """Bring a warehouse from before a table was folded into another up to date (``sql/migrations``).
+
+    A ``CREATE TABLE IF NOT EXISTS`` schema cannot say "only if that old table exists", so each move is
+    a file run here in one transaction when its old table is present: today ``stage.usage_rows``
+    (the staged rows, now stored in ``core.usage`` itself).
+    """
+    legacy = conn.execute("select count(*) from duckdb_tables() where database_name = current_database() "
+                          "and schema_name = 'stage' and table_name = 'usage_rows'").fetchall()[0][0]
+    if legacy:
+        with transaction(conn):
+            conn.execute(statement("migrations/stage_usage_rows__into_core_usage"))
 
 
 @cache

@@ -4,7 +4,7 @@
 insert into marts.cache_alerts by name
 with
 file_days as (
-    select distinct day, source_file from stage.usage_rows where day >= $start and day < $end
+    select distinct day, source_file from core.usage where day >= $start and day < $end
 ),
 shares as (
     select d.day, sum(f.rows_quarantined) as quarantined, sum(f.rows_in) as records, count(*) as files

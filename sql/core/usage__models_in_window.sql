@@ -1,4 +1,4 @@
--- Distinct (provider, model) pairs staged in the window [$start, $end), to resolve catalogue ids.
+-- Distinct (provider, model) pairs of core.usage in the window [$start, $end), to resolve catalogue ids.
 select distinct provider, model
-from stage.usage_rows
+from core.usage
 where day >= $start and day < $end;

@@ -13,7 +13,7 @@ repeated_ids as (
 ),
 staged as (
     select s.request_id, s.source_file, s.source_line
-    from stage.usage_rows s
+    from core.usage s
     semi join accepted a on a.request_id = s.request_id
 ),
 suspects as (

@@ -1,5 +1,5 @@
 -- file_fingerprints: per-file scratch table (connection-local) of prompt fingerprints of the
--- records that carry a request body, joined into stage.usage_rows when the file is published.
+-- records that carry a request body, joined into core.usage when the file is published.
 create or replace temp table file_fingerprints (
     source_line             bigint,
     family                  varchar,    -- 'fp:' + hash of the first 512 rendered characters

@@ -1,6 +1,6 @@
 -- file_rows: per-file scratch table (connection-local) holding one normalised row per record,
 -- accepted (reason is null) or rejected (reason says why), before they are published to
--- stage.usage_rows and core.quarantine in one transaction.
+-- core.usage and core.quarantine in one transaction.
 create or replace temp table file_rows (
     source_line           bigint,
     source_format         varchar,

@@ -2,7 +2,7 @@
 insert into stage.pending_days
 select distinct day, now() as staged_at
 from (
-    select day from stage.usage_rows where source_file = $source_file
+    select day from core.usage where source_file = $source_file
     union
     select (ts at time zone 'UTC')::date as day from file_items where reason is null
 )

@@ -1,6 +1,9 @@
 -- core.usage: the canonical usage row, one per request (or usage bucket), partitioned by UTC day.
 -- Token classes are disjoint and sum to prompt_tokens (ARCHITECTURE section 3; provider field
--- meanings from reference/providers.md section 0). request_id is unique.
+-- meanings from reference/providers.md section 0). request_id is unique: a repeated id is quarantined
+-- as a duplicate at staging time. Staging writes each log file's accepted records here directly (a
+-- changed file's rows are replaced in one transaction), so a day is stored once; the daily core/usage
+-- asset re-resolves price_model for its window and checks it.
 create table if not exists core.usage (
     request_id            varchar,      -- provider id (envelope request_id, body id), else a stable hash of file + line
     ts                    timestamptz,  -- request time (UTC): envelope ts, else the body's own time, else trace_start + offset
@@ -10,7 +13,7 @@ create table if not exists core.usage (
     model                 varchar,      -- model id as reported (envelope model, body model, or source.yaml default)
     tenant                varchar,      -- owning tenant (envelope or source.yaml; 'default' when absent)
     app                   varchar,      -- calling application (envelope or source.yaml; 'default' when absent)
-    price_model           varchar,      -- catalogue model id after normalisation (genai-prices id), else lower(model)
+    price_model           varchar,      -- catalogue model id after normalisation (genai-prices id), else lower(model); set at staging
     request_count         bigint,       -- requests this row stands for: 1 for per-request logs, N for usage buckets
     is_batch              boolean,      -- billed through a batch API (service_tier = 'batch')
     service_tier          varchar,      -- provider service tier as reported (standard, default, flex, priority, batch), else null

@@ -14,7 +14,7 @@ def test_definitions_load_with_assets_schedule_and_job():
 
     loaded = defs()
     keys = {k.to_user_string() for k in loaded.resolve_all_asset_keys()}
-    assert keys == {"stage/usage_rows", "core/quarantine", "core/prices", "core/cache_minimums", "core/usage",
+    assert keys == {"stage/files", "core/quarantine", "core/prices", "core/cache_minimums", "core/usage",
                     "core/usage_costs", "marts/daily_savings", "marts/prefix_families", "marts/cost_reconciliation", "marts/cache_alerts",
                     "publish/warehouse_snapshot", "publish/cache_report"}
     assert loaded.resolve_job_def("cachemeter_nightly") is not None

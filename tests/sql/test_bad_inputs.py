@@ -37,7 +37,7 @@ def test_every_kind_of_bad_input_is_accepted_or_quarantined_with_its_reason(tmp_
             reasons = conn.execute("select string_agg(reason, ' | ') from core.quarantine where source_file = $f",
                                    {"f": name}).fetchall()[0][0]
             assert reason in reasons, (name, reasons)
-    days = dict(conn.execute("select request_id, day::varchar from stage.usage_rows where request_id in ('o1', 'o2')").fetchall())
+    days = dict(conn.execute("select request_id, day::varchar from core.usage where request_id in ('o1', 'o2')").fetchall())
     assert days == {"o1": "2026-11-21", "o2": "2026-11-20"}  # offsets become UTC days
 
 
@@ -109,7 +109,7 @@ def test_generated_and_mutated_payloads_never_crash_or_vanish(tmp_path_factory, 
     conn = warehouse.connect(tmp / "w.duckdb")
     (result,) = ingest.stage_logs(conn, tmp / "logs")
     assert result.rows_in == len(lines) == result.rows_accepted + result.rows_quarantined
-    bad = conn.execute("select count(*) from stage.usage_rows where prompt_tokens <> uncached_input_tokens + cache_read_tokens "
+    bad = conn.execute("select count(*) from core.usage where prompt_tokens <> uncached_input_tokens + cache_read_tokens "
                        "+ cache_write_5m_tokens + cache_write_1h_tokens or least(uncached_input_tokens, cache_read_tokens, "
                        "cache_write_5m_tokens, cache_write_1h_tokens, output_tokens) < 0").fetchall()[0][0]
     assert bad == 0

@@ -161,7 +161,7 @@ def corpus(seed: int, n: int) -> list[str]:
 def staged(tmp_path: Path, logs: Path, fast_lane: bool, name: str):
     conn = warehouse.connect(tmp_path / f"{name}.duckdb")
     results = ingest.stage_logs(conn, logs, fast_lane=fast_lane, latest=datetime(2030, 1, 1, tzinfo=timezone.utc))
-    usage = conn.execute(f"select {USAGE_COLUMNS} from stage.usage_rows order by source_file, source_line, source_item").fetchall()
+    usage = conn.execute(f"select {USAGE_COLUMNS} from core.usage order by source_file, source_line, source_item").fetchall()
     quarantine = conn.execute(f"select {QUARANTINE_COLUMNS} from core.quarantine order by all").fetchall()
     conn.close()
     return [(r.source_file, r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results], usage, quarantine

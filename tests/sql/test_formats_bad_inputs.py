@@ -41,7 +41,7 @@ def test_sse_streams_that_lost_their_terminator_still_split_and_a_bad_usage_is_q
     (tmp_path / "logs" / "source.yaml").write_text("ts: 2026-11-20T09:00:00Z\n")
     conn, results = stage(tmp_path, tmp_path / "logs")
     assert (results[0].rows_in, results[0].rows_accepted, results[0].rows_quarantined) == (3, 2, 1)
-    assert rows(conn, "select request_id, prompt_tokens from stage.usage_rows order by 1") == [
+    assert rows(conn, "select request_id, prompt_tokens from core.usage order by 1") == [
         ("chatcmpl-1", 1000), ("chatcmpl-2", 2000)]
     assert rows(conn, "select reason from core.quarantine") == [("message_start carries no usage object",)]
 
@@ -57,7 +57,7 @@ def test_csv_keeps_ids_as_text_rejects_one_bad_cell_and_numbers_rows_by_line(tmp
     (tmp_path / "logs" / "u.csv").write_text(header + body)
     conn, results = stage(tmp_path, tmp_path / "logs")
     assert (results[0].rows_in, results[0].rows_accepted, results[0].rows_quarantined) == (5, 2, 3)
-    assert rows(conn, "select source_line, request_id, tenant from stage.usage_rows order by 1") == [
+    assert rows(conn, "select source_line, request_id, tenant from core.usage order by 1") == [
         (2, "007", "0042"), (6, "10", "a")]
     assert rows(conn, "select source_line, reason from core.quarantine order by 1") == [
         (3, 'cache read tokens is a string, not a number ("N/A")'),
@@ -77,7 +77,7 @@ def test_parquet_with_repeated_columns_binary_cells_decimals_and_nan(tmp_path):
     conn, results = stage(tmp_path, tmp_path / "logs")
     by_file = {r.source_file: (r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results}
     assert by_file == {"typed.parquet": (2, 1, 1), "repeated.parquet": (1, 0, 1)}
-    assert rows(conn, "select request_id, model, uncached_input_tokens, output_tokens from stage.usage_rows") == [
+    assert rows(conn, "select request_id, model, uncached_input_tokens, output_tokens from core.usage") == [
         ("p1", "gpt-4.1-mini", 50, 4)]
     reasons = sorted(r[0] for r in rows(conn, "select reason from core.quarantine"))
     assert reasons == ["Parquet file has repeated column names: output_tokens",
@@ -95,7 +95,7 @@ def test_batch_custom_ids_repeat_across_batches_and_errors_never_leak_their_mess
         line("request-1", "chatcmpl-b1"),
         line("request-2", "chatcmpl-b2", {"code": "bad", "message": "SECRET PROMPT ECHO"})])
     conn, _ = stage(tmp_path, tmp_path / "logs")
-    assert rows(conn, "select request_id from stage.usage_rows order by 1") == [("chatcmpl-a1",), ("chatcmpl-b1",)]
+    assert rows(conn, "select request_id from core.usage order by 1") == [("chatcmpl-a1",), ("chatcmpl-b1",)]
     reason, excerpt = rows(conn, "select reason, raw_excerpt from core.quarantine")[0]
     assert reason == "batch request failed (status 200, bad): not billed" and "SECRET" not in excerpt
 

@@ -91,7 +91,7 @@ def test_every_cassette_generation_lands_with_the_right_token_classes(tmp_path, 
     conn, results = stage(tmp_path, tmp_path / "logs")
     assert results[0].rows_in == len(generations) == results[0].rows_accepted
     got = {r[0]: r[1:] for r in rows(conn, "select request_id, prompt_tokens, uncached_input_tokens, cache_read_tokens, "
-                                           "cache_write_5m_tokens, cache_write_1h_tokens, output_tokens from stage.usage_rows")}
+                                           "cache_write_5m_tokens, cache_write_1h_tokens, output_tokens from core.usage")}
     for i, (_, provider, _, body) in enumerate(generations):
         assert got[f"cassette-{i}"] == expected_classes(provider, body), (provider, body.get("usage") or body.get("usageMetadata"))
 
@@ -103,7 +103,7 @@ def test_cassette_spot_values_from_the_recordings(tmp_path, shared):
                                                  for _, p, m, b in generations])
     conn, _ = stage(tmp_path, tmp_path / "logs")
     by_format = rows(conn, "select source_format, provider, model, prompt_tokens, uncached_input_tokens, cache_read_tokens, "
-                           "cache_write_5m_tokens, output_tokens, reasoning_tokens from stage.usage_rows order by source_file, source_line")
+                           "cache_write_5m_tokens, output_tokens, reasoning_tokens from core.usage order by source_file, source_line")
     # OpenAI chat, second call: 4,020 prompt tokens of which 4,012 cached -> 8 uncached
     assert ("openai_chat", "openai", 4020, 8, 4012, 0) in [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in by_format]
     # Anthropic, second call of test_anthropic_cache_real_api: 3 uncached + 1,111 read + 418 written (5m) = 1,532
@@ -129,7 +129,7 @@ def test_raw_bodies_with_their_own_time_need_no_envelope_and_envelope_ts_wins(tm
     wrapped = {"ts": 1764100000, "provider": "azure", "tenant": "t1", "app": "a1", "response": {**chat, "id": "chatcmpl-2"}}
     write_jsonl(tmp_path / "logs" / "x.jsonl", [chat, wrapped])
     conn, _ = stage(tmp_path, tmp_path / "logs")
-    got = rows(conn, "select request_id, epoch(ts)::bigint, provider, tenant, app, uncached_input_tokens from stage.usage_rows order by 1")
+    got = rows(conn, "select request_id, epoch(ts)::bigint, provider, tenant, app, uncached_input_tokens from core.usage order by 1")
     assert got == [("chatcmpl-1", 1764000000, "openai", "default", "default", 36),
                    ("chatcmpl-2", 1764100000, "azure", "t1", "a1", 36)]
 
@@ -143,7 +143,7 @@ def test_source_yaml_supplies_defaults_and_provider_aliases_are_accepted(tmp_pat
                                    {"ts": TS, "provider": "vertex", "model": "gemini-2.5-flash",
                                     "response": {"usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1}}}])
     conn, _ = stage(tmp_path, tmp_path / "logs")
-    assert rows(conn, "select provider, model, tenant, app, prompt_tokens, hour(ts) from stage.usage_rows order by provider") == [
+    assert rows(conn, "select provider, model, tenant, app, prompt_tokens, hour(ts) from core.usage order by provider") == [
         ("bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "acme", "agent", 100, 8),
         ("gemini", "gemini-2.5-flash", "acme", "default", 10, 10)]
 
@@ -192,7 +192,7 @@ def test_bad_lines_are_quarantined_with_specific_reasons_and_the_rest_is_kept(tm
     reasons = dict(rows(conn, "select source_line, reason from core.quarantine"))
     for offset, (_, expected) in enumerate(BAD_LINES, start=2):
         assert expected in reasons[offset], (offset, reasons[offset])
-    assert rows(conn, "select request_id from stage.usage_rows order by source_line") == [("first",), ("last",)]
+    assert rows(conn, "select request_id from core.usage order by source_line") == [("first",), ("last",)]
 
 
 def test_quarantine_excerpts_never_hold_prompt_or_completion_text(tmp_path):
@@ -230,7 +230,7 @@ def test_an_id_repeated_inside_one_file_keeps_its_first_line_and_names_it(tmp_pa
     write_jsonl(tmp_path / "logs" / "a.jsonl", [{**GOOD, "request_id": i} for i in ids])
     conn, results = stage(tmp_path, tmp_path / "logs")
     assert [(r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results] == [(6, 3, 3)]
-    assert rows(conn, "select request_id, source_line from stage.usage_rows order by 2") == [("x", 1), ("y", 2), ("z", 4)]
+    assert rows(conn, "select request_id, source_line from core.usage order by 2") == [("x", 1), ("y", 2), ("z", 4)]
     assert rows(conn, "select source_line, reason from core.quarantine order by 1") == [
         (3, "duplicate request_id x (first seen in a.jsonl:1)"),
         (5, "duplicate request_id x (first seen in a.jsonl:1)"),
@@ -244,7 +244,7 @@ def test_a_repeated_container_line_names_the_first_item_of_each_id(tmp_path):
     (tmp_path / "logs" / "a.jsonl").write_text(line + "\n" + line + "\n")
     conn, results = stage(tmp_path, tmp_path / "logs")
     assert [(r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results] == [(4, 2, 2)]
-    assert rows(conn, "select source_line, source_item from stage.usage_rows order by 1, 2") == [(1, 1), (1, 2)]
+    assert rows(conn, "select source_line, source_item from core.usage order by 1, 2") == [(1, 1), (1, 2)]
     assert rows(conn, "select source_line, source_item, reason from core.quarantine order by 1, 2") == [
         (2, 1, "duplicate request_id chatcmpl-Gcxx4UKT5TktGh1zHOHDstXHYycy0 (first seen in a.jsonl:1 item 1)"),
         (2, 2, "duplicate request_id msg_01Tbxb1OHSW2A2CqMhXfVql0 (first seen in a.jsonl:1 item 2)")]
@@ -257,7 +257,7 @@ def test_unchanged_files_are_skipped_and_changed_files_replace_their_rows(tmp_pa
     assert again[0].skipped
     write_jsonl(path, [{**GOOD, "request_id": "r1"}, {**GOOD, "request_id": "r2"}])
     ingest.stage_logs(conn, tmp_path / "logs")
-    assert rows(conn, "select request_id from stage.usage_rows order by 1") == [("r1",), ("r2",)]
+    assert rows(conn, "select request_id from core.usage order by 1") == [("r1",), ("r2",)]
 
 
 def test_truncated_gzip_keeps_what_was_read_and_quarantines_the_tail(tmp_path):
@@ -294,7 +294,7 @@ def test_editing_source_yaml_restages_the_files_beneath_it(tmp_path):
     (logs / "source.yaml").write_text("model: kimi\ntrace_start: 2026-11-27T00:00:00Z\n")
     again = ingest.stage_logs(conn, tmp_path / "logs")
     assert not again[0].skipped and (again[0].rows_accepted, again[0].rows_quarantined) == (1, 0)
-    assert rows(conn, "select ts::varchar, model from stage.usage_rows") == [("2026-11-27 00:00:01+00", "kimi")]
+    assert rows(conn, "select ts::varchar, model from core.usage") == [("2026-11-27 00:00:01+00", "kimi")]
 
 
 # ---- damage found by an adversarial pass: each must quarantine, never crash or drop silently ----
@@ -374,7 +374,7 @@ def test_prefix_family_prefers_an_explicit_key_then_the_body_then_the_series(tmp
         {"ts": TS, "provider": "openai", "model": "m", "request_id": "body", "request": request, "response": body},
         {"ts": TS, "provider": "openai", "model": "m", "request_id": "series", "response": body}])
     conn, _ = stage(tmp_path, tmp_path / "logs")
-    families = dict(rows(conn, "select request_id, split_part(prefix_family, ':', 1) from stage.usage_rows"))
+    families = dict(rows(conn, "select request_id, split_part(prefix_family, ':', 1) from core.usage"))
     assert families == {"key": "key", "gateway": "key", "body": "fp", "series": "series"}
 
 
@@ -386,7 +386,7 @@ def test_azure_deployment_names_map_to_their_model_through_source_yaml(tmp_path)
                                                                "prompt_tokens_details": {"cached_tokens": 5000}}}}])
     (logs / "source.yaml").write_text("provider: azure\ndeployments:\n  prod-chat: gpt-4o-2024-11-20\n")
     conn, _ = stage(tmp_path, logs)
-    assert rows(conn, "select provider, model, uncached_input_tokens, cache_read_tokens from stage.usage_rows") == [
+    assert rows(conn, "select provider, model, uncached_input_tokens, cache_read_tokens from core.usage") == [
         ("azure", "gpt-4o-2024-11-20", 1000, 5000)]
     from pipelines.lib.prices import resolve_price_model
     assert resolve_price_model("azure", "gpt-4o-2024-11-20") == "gpt-4o"

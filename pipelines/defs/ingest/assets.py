@@ -1,4 +1,4 @@
-"""Ingest: stage provider usage logs into ``stage.usage_rows`` and ``core.quarantine``."""
+"""Ingest: stage provider usage logs into ``core.usage`` and ``core.quarantine``, file by file (manifest ``stage.files``)."""
 
 
 from datetime import date
@@ -13,18 +13,19 @@ from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import ingest, progress
 
-STAGED_USAGE = dg.AssetKey(["stage", "usage_rows"])
+STAGED_FILES = dg.AssetKey(["stage", "files"])
 QUARANTINE = dg.AssetKey(["core", "quarantine"])
 
 
 @dg.multi_asset(
     specs=[
-        dg.AssetSpec(STAGED_USAGE, group_name="ingest", kinds={"duckdb"},
-                     description="Every accepted log record, normalised to disjoint token classes (grain: request)."),
+        dg.AssetSpec(STAGED_FILES, group_name="ingest", kinds={"duckdb"},
+                     description="The staged log files (grain: file); each file's accepted records, normalised to "
+                                 "disjoint token classes, are written to core.usage as it is staged."),
         dg.AssetSpec(QUARANTINE, group_name="ingest", kinds={"duckdb"},
                      description="Every rejected log record with its reason and a privacy-safe excerpt."),
     ],
-    check_specs=[checks.invariant_spec(["stage", "usage_rows"], "rows_in_equal_accepted_plus_quarantined",
+    check_specs=[checks.invariant_spec(["stage", "files"], "rows_in_equal_accepted_plus_quarantined",
                                        "per file: rows in = accepted + quarantined, and the tables hold exactly those rows")],
     pool="duckdb",
 )
@@ -37,8 +38,8 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
     with warehouse_connection(duckdb) as conn:
         results = ingest.stage_logs(conn, Path(settings.logs_dir), settings.follow_symlinks, on_file=on_file,
                                     earliest=date.fromisoformat(PARTITIONS_START))
-        totals = conn.execute("select count(*), (select count(*) from core.quarantine) from stage.usage_rows").fetchall()[0]
-        accounting = checks.invariant(conn, ["stage", "usage_rows"], "rows_in_equal_accepted_plus_quarantined",
+        totals = conn.execute("select count(*), (select count(*) from core.quarantine) from core.usage").fetchall()[0]
+        accounting = checks.invariant(conn, ["stage", "files"], "rows_in_equal_accepted_plus_quarantined",
                                       "files__rows_do_not_add_up", {})
     progress.report("ingest", len(results), len(results), "done")
     staged = [r for r in results if not r.skipped]
@@ -50,10 +51,10 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
     table = "\n".join(["| file | rows in | accepted | quarantined | skipped (unchanged) |", "|---|---:|---:|---:|---|"]
                       + [f"| {r.source_file} | {r.rows_in} | {r.rows_accepted} | {r.rows_quarantined} | {r.skipped} |"
                          for r in results])
-    yield dg.MaterializeResult(asset_key=STAGED_USAGE, metadata={
+    yield dg.MaterializeResult(asset_key=STAGED_FILES, metadata={
         "files_found": len(results), "files_staged": len(staged), "rows_in": rows_in,
         "rows_accepted": accepted, "rows_quarantined": quarantined,
-        "dagster/row_count": totals[0], "files": dg.MetadataValue.md(table)})
+        "usage_rows": totals[0], "dagster/row_count": len(results), "files": dg.MetadataValue.md(table)})
     yield dg.MaterializeResult(asset_key=QUARANTINE, metadata={"dagster/row_count": totals[1],
                                                                "rows_quarantined_this_run": quarantined})
     yield accounting

@@ -17,7 +17,7 @@ from pipelines.defs.jobs import nightly_job
 from pipelines.defs.settings import CachemeterSettings, database_path
 from pipelines.lib import logfiles
 
-INGEST_SELECTION = dg.AssetSelection.assets(["stage", "usage_rows"], ["core", "quarantine"], ["core", "prices"],
+INGEST_SELECTION = dg.AssetSelection.assets(["stage", "files"], ["core", "quarantine"], ["core", "prices"],
                                             ["core", "cache_minimums"])
 ingest_job = dg.define_asset_job("cachemeter_ingest", selection=INGEST_SELECTION,
                                  description="Stage new or changed log files and rebuild the price book.")

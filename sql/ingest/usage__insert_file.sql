@@ -1,8 +1,9 @@
--- Publish the accepted records of one file ($source_file) to stage.usage_rows, with the prompt
--- fingerprints of those that logged a request body. Prefix family, in order of evidence: an
+-- Publish the accepted records of one file ($source_file) to core.usage, with the prompt
+-- fingerprints of those that logged a request body and the catalogue id of each reported model
+-- (registered table model_map: provider, model, price_model). Prefix family, in order of evidence: an
 -- explicit key or trace block chain (set in file_items), else the body fingerprint, else the series.
 -- Duplicates (file_duplicates) go to quarantine instead.
-insert into stage.usage_rows by name
+insert into core.usage by name
 select
     f.request_id,
     f.ts,
@@ -10,6 +11,7 @@ select
     f.source_format,
     f.provider,
     f.model,
+    m.price_model,
     f.tenant,
     f.app,
     f.request_count,
@@ -36,5 +38,6 @@ select
     p.divergence_span
 from file_items f
 left join file_fingerprints p on p.source_line = f.source_line and f.source_item = 0
+left join model_map m on m.provider is not distinct from f.provider and m.model is not distinct from f.model
 anti join file_duplicates d on d.source_line = f.source_line and d.source_item = f.source_item
 where f.reason is null;

@@ -1,2 +1,0 @@
--- stage.usage_rows.source_item: 0 when the row is a whole line of source_file; n when it is the n-th usage item of a container line (usage-report page, OTLP batch).
-alter table stage.usage_rows add column if not exists source_item integer;
