@@ -55,7 +55,8 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
 
     A ``CREATE TABLE IF NOT EXISTS`` schema cannot say "only if that old table exists", so each move is
     a file run here in one transaction when its old table is present: today ``stage.usage_rows``
-    (the staged rows, now stored in ``core.usage`` itself).
+    (the staged rows, now stored in ``core.usage`` itself). Each move is safe to repeat: an older
+    release may open the warehouse again and re-create the old table.
     """
     legacy = conn.execute("select count(*) from duckdb_tables() where database_name = current_database() "
                           "and schema_name = 'stage' and table_name = 'usage_rows'").fetchall()[0][0]

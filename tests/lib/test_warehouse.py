@@ -1,44 +1,78 @@
 """pipelines/lib/warehouse.py: preparing a warehouse, including one from before a table was folded away."""
 
 import duckdb
+import pytest
 
 from tests.conftest import run_pipeline, snapshot, write_jsonl
 
 
 def dated_model_logs(folder):
-    """Two UTC days of a dated OpenAI model id, whose catalogue id (genai-prices) is the undated one."""
-    write_jsonl(folder / "usage.jsonl", [
-        {"ts": f"2026-11-0{d}T{n:02d}:00:00Z", "provider": "openai", "model": "gpt-4o-2024-08-06",
-         "request_id": f"d{d}-{n}", "response": {"usage": {"prompt_tokens": 2000 + n, "completion_tokens": 10,
-                                                            "prompt_tokens_details": {"cached_tokens": 1024}}}}
-        for d in (1, 2) for n in range(12)])
+    """Two files, one per UTC day, of a dated OpenAI model id whose catalogue id (genai-prices) is the undated one."""
+    for d in (1, 2):
+        write_jsonl(folder / f"day-{d}.jsonl", [
+            {"ts": f"2026-11-0{d}T{n:02d}:00:00Z", "provider": "openai", "model": "gpt-4o-2024-08-06",
+             "request_id": f"d{d}-{n}", "response": {"usage": {"prompt_tokens": 2000 + n, "completion_tokens": 10,
+                                                                "prompt_tokens_details": {"cached_tokens": 1024}}}}
+            for n in range(12)])
     return folder
 
 
-def test_staging_stores_each_row_once_with_its_catalogue_id(tmp_path):
-    db = run_pipeline(tmp_path, dated_model_logs(tmp_path / "logs"))
+def old_table_present(db) -> bool:
     with duckdb.connect(str(db), read_only=True) as conn:
-        assert conn.execute("select count(*) from duckdb_tables() where table_name = 'usage_rows'").fetchall() == [(0,)]
+        return conn.execute("select count(*) from duckdb_tables() where table_name = 'usage_rows'").fetchall() != [(0,)]
+
+
+@pytest.fixture
+def built(tmp_path):
+    """(logs, warehouse, every table's rows) of a clean run."""
+    logs = dated_model_logs(tmp_path / "logs")
+    db = run_pipeline(tmp_path, logs)
+    return logs, db, snapshot(db)
+
+
+def test_staging_stores_each_row_once_with_its_catalogue_id(built):
+    _, db, _ = built
+    assert not old_table_present(db)
+    with duckdb.connect(str(db), read_only=True) as conn:
         # genai-prices matches the dated snapshot id to its catalogue entry
         assert conn.execute("select price_model, count(*) from core.usage group by 1").fetchall() == [("gpt-4o", 24)]
         assert conn.execute("select count(*) from stage.pending_days").fetchall() == [(0,)]
 
 
-def test_a_warehouse_with_staged_rows_in_their_own_table_moves_them_into_core_usage(tmp_path):
-    logs = dated_model_logs(tmp_path / "logs")
-    db = run_pipeline(tmp_path, logs)
-    clean = snapshot(db)
-    # the layout before core.usage held the staged rows: stage.usage_rows held every accepted record
-    # (no price_model); core.usage held copies of the days built so far, here one day short and one stale row
+# the layouts an older release leaves behind; each statement runs on the clean warehouse, and the
+# next run (the logs unchanged: no file is staged again unless the move forgets it) must end equal to it
+OLD_LAYOUTS = {
+    # stage.usage_rows held every accepted record (no price_model); core.usage held copies of the days
+    # built so far: here one day short, and one stale row
+    "staged rows not yet moved": [
+        "create table stage.usage_rows as select * exclude (price_model) from core.usage",
+        "delete from core.usage where day = date '2026-11-02'",
+        "insert into core.usage select * replace ('gone' as request_id) from core.usage limit 1",
+    ],
+    # an older release opened the moved warehouse again: its schema re-created the table, empty
+    "old table re-created empty": [
+        "create table stage.usage_rows as select * exclude (price_model) from core.usage where false",
+    ],
+    # an older release then staged one file and rebuilt a day from its own table: the other file's
+    # rows of that day are gone from core.usage, and only the first file is in the old table
+    "an older release ran again": [
+        "create table stage.usage_rows as select * exclude (price_model) from core.usage where source_file = 'day-1.jsonl'",
+        "delete from core.usage where source_file = 'day-2.jsonl' and request_id <> 'd2-0'",
+    ],
+}
+
+
+@pytest.mark.parametrize("layout", OLD_LAYOUTS)
+def test_a_warehouse_left_by_an_older_release_is_moved_over_without_losing_rows(built, layout):
+    logs, db, clean = built
     with duckdb.connect(str(db)) as conn:
-        conn.execute("create table stage.usage_rows as select * exclude (price_model) from core.usage")
-        conn.execute("delete from core.usage where day = date '2026-11-02'")
-        conn.execute("insert into core.usage select * replace ('gone' as request_id) from core.usage limit 1")
+        for text in OLD_LAYOUTS[layout]:
+            conn.execute(text)
         conn.execute("delete from stage.definitions_version")  # files from an older release
 
-    run_pipeline(tmp_path, logs)  # the logs are unchanged: no file is staged again
+    run_pipeline(db.parent, logs)
 
+    assert not old_table_present(db)
     with duckdb.connect(str(db), read_only=True) as conn:
-        assert conn.execute("select count(*) from duckdb_tables() where table_name = 'usage_rows'").fetchall() == [(0,)]
         assert conn.execute("select count(*) from stage.pending_days").fetchall() == [(0,)]
-    assert snapshot(db) == clean  # catalogue ids resolved again, both days rebuilt, the stale row gone
+    assert snapshot(db) == clean  # catalogue ids resolved again, days rebuilt, missing rows staged again

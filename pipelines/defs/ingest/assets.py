@@ -54,7 +54,7 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
     yield dg.MaterializeResult(asset_key=STAGED_FILES, metadata={
         "files_found": len(results), "files_staged": len(staged), "rows_in": rows_in,
         "rows_accepted": accepted, "rows_quarantined": quarantined,
-        "usage_rows": totals[0], "dagster/row_count": len(results), "files": dg.MetadataValue.md(table)})
+        "core_usage_rows": totals[0], "dagster/row_count": len(results), "files": dg.MetadataValue.md(table)})
     yield dg.MaterializeResult(asset_key=QUARANTINE, metadata={"dagster/row_count": totals[1],
                                                                "rows_quarantined_this_run": quarantined})
     yield accounting
