@@ -74,7 +74,10 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
     """Stage every new or changed log file under ``root``; returns one ``FileResult`` per file found.
 
     A file is unchanged when its size, mtime and the ``source.yaml`` defaults that apply to it all
-    match the manifest; editing a ``source.yaml`` re-stages the files beneath it.
+    match the manifest; editing a ``source.yaml`` re-stages the files beneath it. A file whose
+    quarantined duplicates name a file staged again in this call is staged again after it (once), so
+    an id's later copy is accepted when its first copy is gone (log rotation, an edited line). A file
+    that disappears from the folder keeps its rows (the warehouse keeps history the logs no longer hold).
 
     Records timed before ``earliest`` (the first partition day) or after ``latest`` (default: one
     day from now, UTC) are quarantined with that reason rather than building far-off partitions.
@@ -87,17 +90,31 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
     known = {row[0]: row[1:] for row in conn.execute(
         "select source_file, size_bytes, mtime_ns, defaults_sha, rows_in, rows_accepted, rows_quarantined "
         "from stage.files").fetchall()}
-    results = []
+    results: dict[str, FileResult] = {}
+    staged: list[str] = []
     for index, log in enumerate(logs):
         if on_file:
             on_file(log, index, len(logs))
         previous = known.get(log.relative)
         if previous and previous[:3] == (log.size_bytes, log.mtime_ns, log.defaults_sha):
-            results.append(FileResult(log.relative, *previous[3:], skipped=True))
+            results[log.relative] = FileResult(log.relative, *previous[3:], skipped=True)
             continue
-        results.append(stage_file(conn, log, earliest, latest, fast_lane))
+        results[log.relative] = stage_file(conn, log, earliest, latest, fast_lane)
+        staged.append(log.relative)
         faults.maybe_die("stage:after_file")
-    return results
+    # a file staged again may have held the first copy of ids that other files repeat: those files are
+    # staged again after it (each once), or their copies would stay quarantined with the first one gone
+    by_path = {log.relative: log for log in logs}
+    again: set[str] = set()
+    while staged:
+        citing = [row[0] for row in conn.execute(statement("ingest/quarantine__files_citing"),
+                                                 {"source_files": staged}).fetchall()]
+        staged = [path for path in citing if path in by_path and path not in again]
+        for path in staged:
+            again.add(path)
+            results[path] = stage_file(conn, by_path[path], earliest, latest, fast_lane)
+            faults.maybe_die("stage:after_file")
+    return list(results.values())
 
 
 def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = date(2000, 1, 1),

@@ -225,6 +225,34 @@ def test_duplicate_request_ids_across_files_count_once(tmp_path):
     assert rows(conn, "select reason from core.quarantine") == [("duplicate request_id dup (first seen in a.jsonl:1)",)]
 
 
+def test_a_rotated_log_keeps_its_rows_when_a_new_log_takes_its_name(tmp_path):
+    # log rotation: usage.jsonl is renamed (staged first: '-' sorts before '.') and a new usage.jsonl
+    # begins; the rotated file's ids were quarantined as duplicates of the old usage.jsonl until that
+    # file was staged again with new content, so the rotated file is staged again after it
+    logs = tmp_path / "logs"
+    write_jsonl(logs / "usage.jsonl", [{**GOOD, "request_id": "r1"}, {**GOOD, "request_id": "r2"}])
+    conn, _ = stage(tmp_path, logs)
+    (logs / "usage.jsonl").rename(logs / "usage-2026-11-28.jsonl")
+    write_jsonl(logs / "usage.jsonl", [{**GOOD, "request_id": "r3"}])
+    results = ingest.stage_logs(conn, logs)
+    assert rows(conn, "select request_id, source_file from core.usage order by 1") == [
+        ("r1", "usage-2026-11-28.jsonl"), ("r2", "usage-2026-11-28.jsonl"), ("r3", "usage.jsonl")]
+    assert rows(conn, "select count(*) from core.quarantine") == [(0,)]
+    assert [(r.source_file, r.rows_accepted, r.rows_quarantined) for r in results] == [
+        ("usage-2026-11-28.jsonl", 2, 0), ("usage.jsonl", 1, 0)]
+
+
+def test_a_duplicate_is_accepted_once_the_first_copy_of_its_id_is_edited_away(tmp_path):
+    logs = tmp_path / "logs"
+    write_jsonl(logs / "a.jsonl", [{**GOOD, "request_id": "dup"}])
+    write_jsonl(logs / "b.jsonl", [{**GOOD, "request_id": "dup"}])
+    conn, _ = stage(tmp_path, logs)
+    write_jsonl(logs / "a.jsonl", [{**GOOD, "request_id": "other"}])
+    ingest.stage_logs(conn, logs)
+    assert rows(conn, "select request_id, source_file from core.usage order by 1") == [("dup", "b.jsonl"), ("other", "a.jsonl")]
+    assert rows(conn, "select count(*) from core.quarantine") == [(0,)]
+
+
 def test_an_id_repeated_inside_one_file_keeps_its_first_line_and_names_it(tmp_path):
     ids = ["x", "y", "x", "z", "x", "y"]
     write_jsonl(tmp_path / "logs" / "a.jsonl", [{**GOOD, "request_id": i} for i in ids])
