@@ -14,8 +14,10 @@ parallel JSON reader accepts its common records outright and only the rest are r
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
+import zlib
 from collections.abc import Callable
 from datetime import date, datetime, timedelta, timezone
 from dataclasses import dataclass
@@ -206,12 +208,16 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict) -> p
     accept with the same values (plain envelopes around OpenAI, Anthropic, Gemini or Bedrock Converse
     bodies) into ``fast_items`` (read through the ``file_items`` view), and returns the line numbers (int64, ascending) of every
     other record, for the general normaliser. Returns None when the lane does not apply: not a plain
-    ``.jsonl`` file, an empty one, a file with blank lines (DuckDB numbers only non-blank lines, so its
-    row positions would not be line numbers), or a file DuckDB's reader fails on as a whole.
+    ``.jsonl`` or ``.jsonl.gz`` file, an empty one, a gzip file cut short or damaged (the general
+    reader keeps what precedes the damage), a file with blank lines (DuckDB numbers only non-blank
+    lines, so its row positions would not be line numbers), or a file DuckDB's reader fails on as a whole.
     """
-    if not log.path.name.lower().endswith(".jsonl"):
+    if not log.path.name.lower().endswith((".jsonl", ".jsonl.gz")):
         return None
-    lines = count_lines(log.path)
+    try:
+        lines = count_lines(log.path)
+    except (EOFError, OSError, zlib.error):  # gzip.BadGzipFile is an OSError
+        return None
     if lines == 0:
         return None
     try:
@@ -227,15 +233,19 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict) -> p
 
 
 def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024) -> int:
-    """Lines in a file: newlines, plus one for a last line without its newline (0 for an empty file).
+    """Lines in a file (of its decompressed text for ``*.gz``): newlines, plus one for a last line
+    without its newline (0 for an empty file).
 
     Blocks are read into one reused buffer and their newlines counted with NumPy's vectorised compare
-    (0.9 s for a 1.9 GB file here, against 1.9 s for ``bytes.count`` over fresh blocks).
+    (0.9 s for a 1.9 GB file here, against 1.9 s for ``bytes.count`` over fresh blocks). Raises
+    ``EOFError`` for a gzip stream cut short and ``OSError`` (``gzip.BadGzipFile``) or ``zlib.error``
+    for a damaged one.
     """
     count, last = 0, b"\n"
     buffer = bytearray(block_bytes)
     view = memoryview(buffer)
-    with open(path, "rb", buffering=0) as handle:
+    opened = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb", buffering=0)
+    with opened as handle:
         while size := handle.readinto(buffer):
             count += int(np.count_nonzero(np.frombuffer(view[:size], np.uint8) == NEWLINE))
             last = bytes(view[size - 1:size])

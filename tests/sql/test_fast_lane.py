@@ -8,6 +8,7 @@ bodies, timestamps of every kind), malformed lines, real provider bodies from th
 every JSONL example in fixtures/.
 """
 
+import gzip
 import json
 import random
 import shutil
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.lib import ingest, warehouse
+from pipelines.lib.sql import statement
 from tests.sql.test_ingest_normalise import cassette_generations
 
 REPO = Path(__file__).resolve().parents[2]
@@ -215,6 +217,32 @@ def test_files_with_blank_lines_a_bom_or_crlf_endings_are_staged_identically(tmp
     (logs / "bad_utf8.jsonl").write_bytes(lines[0].encode() + b"\n" + lines[1].encode()[:-2] + b"\xff\"}\n" + lines[2].encode())
     (logs / "empty.jsonl").write_text("")
     assert_same(tmp_path, logs)
+
+
+def test_gzip_files_take_the_fast_lane_and_stage_identically(tmp_path):
+    from pipelines.lib.logfiles import discover
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = corpus(5, 600)
+    data = gzip.compress(("\n".join(lines[:500]) + "\n").encode())
+    (logs / "clean.jsonl.gz").write_bytes(data)
+    (logs / "blank.jsonl.gz").write_bytes(gzip.compress(("\n".join(lines[500:540]) + "\n\n" + "\n".join(lines[540:])).encode()))
+    usage, quarantine = assert_same(tmp_path, logs)
+    assert len(usage) > 200 and len(quarantine) > 30, (len(usage), len(quarantine))
+    conn = warehouse.connect(tmp_path / "lane.duckdb")
+    conn.execute(statement("ingest/file_rows__create"))  # stage_file creates it before the lane runs
+    params = {name: None for name in ingest.FAST_LANE_PARAMS} | {
+        "deployment_names": [], "deployment_models": [], "earliest": "2000-01-01", "latest": "2030-01-01"}
+    found = {log.relative: log for log in discover(logs)}
+    deferred = ingest._fast_lane(conn, found["clean.jsonl.gz"], params)
+    accepted = conn.execute("select count(*) from fast_items where accepted").fetchall()[0][0]
+    assert deferred is not None and accepted + len(deferred) == 500 and accepted > 150
+    assert ingest._fast_lane(conn, found["blank.jsonl.gz"], params) is None  # blank line: the general reader
+    # a stream cut short: the general reader keeps the lines before the cut and quarantines the tail
+    (logs / "blank.jsonl.gz").unlink()
+    (logs / "clean.jsonl.gz").write_bytes(data[:len(data) // 2])
+    assert ingest._fast_lane(conn, discover(logs)[0], params) is None
+    assert_same(tmp_path / "cut", logs)
 
 
 def test_real_provider_bodies_and_every_jsonl_example_stage_identically(tmp_path, shared):
