@@ -1,4 +1,4 @@
--- Fast lane: normalise the common records of one plain JSONL file ($path) straight from DuckDB's parallel
+-- Fast lane: normalise the common records of one JSONL file, plain or gzip ($path), straight from DuckDB's parallel
 -- JSON reader into fast_items (accepted = true; read through the file_items view), and mark every other
 -- line deferred for the general normaliser (file_rows__insert_normalised.sql, which reads lines one by
 -- one and parses each several times).
