@@ -76,9 +76,9 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
     """Stage every new or changed log file under ``root``; returns one ``FileResult`` per file found.
 
     A file is unchanged when its size, mtime and the ``source.yaml`` defaults that apply to it all
-    match the manifest; editing a ``source.yaml`` re-stages the files beneath it. A file whose
-    quarantined duplicates name a file staged again in this call is staged again after it (once), so
-    an id's later copy is accepted when its first copy is gone (log rotation, an edited line). A file
+    match the manifest; editing a ``source.yaml`` re-stages the files beneath it. A file holding a
+    duplicate whose first copy was in a file staged again in this call, and is now gone, is staged
+    again after it (once), so the id's later copy is accepted (log rotation, an edited line). A file
     that disappears from the folder keeps its rows (the warehouse keeps history the logs no longer hold).
 
     Records timed before ``earliest`` (the first partition day) or after ``latest`` (default: one
@@ -104,8 +104,8 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
         results[log.relative] = stage_file(conn, log, earliest, latest, fast_lane)
         staged.append(log.relative)
         faults.maybe_die("stage:after_file")
-    # a file staged again may have held the first copy of ids that other files repeat: those files are
-    # staged again after it (each once), or their copies would stay quarantined with the first one gone
+    # a file staged again may have held the first copy of ids that other files repeat: if that copy is
+    # gone, those files are staged again after it (each once), or their copies would stay quarantined
     by_path = {log.relative: log for log in logs}
     again: set[str] = set()
     while staged:

@@ -247,6 +247,9 @@ def test_a_duplicate_is_accepted_once_the_first_copy_of_its_id_is_edited_away(tm
     write_jsonl(logs / "a.jsonl", [{**GOOD, "request_id": "dup"}])
     write_jsonl(logs / "b.jsonl", [{**GOOD, "request_id": "dup"}])
     conn, _ = stage(tmp_path, logs)
+    write_jsonl(logs / "a.jsonl", [{**GOOD, "request_id": "dup"}, {**GOOD, "request_id": "more"}])
+    appended = ingest.stage_logs(conn, logs)
+    assert [r.skipped for r in appended] == [False, True]  # the first copy is still there: b.jsonl is left alone
     write_jsonl(logs / "a.jsonl", [{**GOOD, "request_id": "other"}])
     ingest.stage_logs(conn, logs)
     assert rows(conn, "select request_id, source_file from core.usage order by 1") == [("dup", "b.jsonl"), ("other", "a.jsonl")]
