@@ -77,8 +77,8 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
 
     A file is unchanged when its size, mtime and the ``source.yaml`` defaults that apply to it all
     match the manifest; editing a ``source.yaml`` re-stages the files beneath it. A file holding a
-    duplicate whose first copy was in a file staged again in this call, and is now gone, is staged
-    again after it (once), so the id's later copy is accepted (log rotation, an edited line). A file
+    quarantined duplicate whose first copy is gone from ``core.usage`` (its file was staged again
+    without it) is staged again (once), so the copy is accepted (log rotation, an edited line). A file
     that disappears from the folder keeps its rows (the warehouse keeps history the logs no longer hold).
 
     Records timed before ``earliest`` (the first partition day) or after ``latest`` (default: one
@@ -93,7 +93,6 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
         "select source_file, size_bytes, mtime_ns, defaults_sha, rows_in, rows_accepted, rows_quarantined "
         "from stage.files").fetchall()}
     results: dict[str, FileResult] = {}
-    staged: list[str] = []
     for index, log in enumerate(logs):
         if on_file:
             on_file(log, index, len(logs))
@@ -102,17 +101,14 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
             results[log.relative] = FileResult(log.relative, *previous[3:], skipped=True)
             continue
         results[log.relative] = stage_file(conn, log, earliest, latest, fast_lane)
-        staged.append(log.relative)
         faults.maybe_die("stage:after_file")
-    # a file staged again may have held the first copy of ids that other files repeat: if that copy is
-    # gone, those files are staged again after it (each once), or their copies would stay quarantined
+    # a file staged again may have held the first copy of ids that other files repeat: the files whose
+    # quarantined copies lost their first one are staged again (each once), so those copies are accepted
     by_path = {log.relative: log for log in logs}
     again: set[str] = set()
-    while staged:
-        citing = [row[0] for row in conn.execute(statement("ingest/quarantine__files_citing"),
-                                                 {"source_files": staged}).fetchall()]
-        staged = [path for path in citing if path in by_path and path not in again]
-        for path in staged:
+    while orphaned := [row[0] for row in conn.execute(statement("ingest/quarantine__files_with_orphaned_duplicates")
+                                                      ).fetchall() if row[0] in by_path and row[0] not in again]:
+        for path in orphaned:
             again.add(path)
             results[path] = stage_file(conn, by_path[path], earliest, latest, fast_lane)
             faults.maybe_die("stage:after_file")

@@ -8,6 +8,7 @@ select
     f.source_format,
     coalesce(f.reason, d.reason) as reason,
     f.raw_excerpt,
+    case when f.reason is null then f.request_id end as duplicate_request_id,
     now() as quarantined_at
 from file_items f
 left join file_duplicates d on d.source_line = f.source_line and d.source_item = f.source_item

@@ -222,7 +222,8 @@ def test_duplicate_request_ids_across_files_count_once(tmp_path):
     write_jsonl(tmp_path / "logs" / "b.jsonl", [{**GOOD, "request_id": "dup"}, {**GOOD, "request_id": "other"}])
     conn, results = stage(tmp_path, tmp_path / "logs")
     assert [(r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results] == [(1, 1, 0), (2, 1, 1)]
-    assert rows(conn, "select reason from core.quarantine") == [("duplicate request_id dup (first seen in a.jsonl:1)",)]
+    assert rows(conn, "select reason, duplicate_request_id from core.quarantine") == [
+        ("duplicate request_id dup (first seen in a.jsonl:1)", "dup")]
 
 
 def test_a_rotated_log_keeps_its_rows_when_a_new_log_takes_its_name(tmp_path):

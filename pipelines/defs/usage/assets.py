@@ -12,8 +12,7 @@ from pipelines.defs import checks
 from pipelines.defs.daily import daily_asset
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
-from pipelines.lib import faults, prices
-from pipelines.lib.warehouse import transaction
+from pipelines.lib import prices
 from pipelines.lib.sql import statement
 
 
@@ -30,7 +29,7 @@ def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.
 
     ``price_model`` is the genai-prices catalogue id of each reported model (dated snapshots and Bedrock
     inference-profile ids resolve to their catalogue entry), else the model lower-cased. Staging set it
-    with the same resolver, so rows change only after a catalogue upgrade (one transaction). The rows
+    with the same resolver, so rows change only after a catalogue upgrade (one UPDATE statement). The rows
     themselves are not copied: staging stored them here (the day was once stored twice, 5 s per 5M rows).
     """
     params = window_params(context)
@@ -38,9 +37,7 @@ def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.
         pairs = conn.execute(statement("core/usage__models_in_window"), params).fetchall()
         conn.register("model_map", prices.model_map_table(pairs))
         try:
-            with transaction(conn):
-                faults.maybe_die("window:core/usage__update_price_models")
-                resolved = conn.execute(statement("core/usage__update_price_models"), params).fetchall()[0][0]
+            resolved = conn.execute(statement("core/usage__update_price_models"), params).fetchall()[0][0]
         finally:
             conn.unregister("model_map")
         rows, requests = conn.execute(
