@@ -52,7 +52,8 @@ def run(
 ) -> None:
     """Stage new or changed logs, price them and rebuild the UTC days they touch; print the daily savings.
 
-    Days whose logs did not change are not rebuilt (a changed price book reprices every day).
+    Days whose logs did not change are not rebuilt, unless their baselines read a day that did (a
+    changed price book reprices every day).
 
     Example: `cachemeter run --logs ./logs --db warehouse/cachemeter.duckdb`
     """

@@ -52,7 +52,8 @@ def configure(logs: Path | None, db: Path, prices: Path | None, follow_symlinks:
 def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = False) -> RunResult:
     """Materialize ingest and pricing, then the UTC days whose data changed. Raises ``PipelineError``.
 
-    The days rebuilt are those in ``stage.pending_days``: days touched by new, late or edited files,
+    The days rebuilt are those in ``stage.pending_days``: days touched by new, late or edited files
+    (and the staged days after them whose baselines read them),
     every staged day when the price book changed, and days a run did not finish. A nightly run on top
     of a long history therefore costs what the new day costs. ``all_days`` rebuilds every staged day
     (after changing alert thresholds, for example).

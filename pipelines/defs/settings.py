@@ -57,6 +57,18 @@ class CachemeterSettings(dg.ConfigurableResource):
     quality_min_records: int = 100
     webhook_url_env: str = "CACHEMETER_WEBHOOK_URL"
 
+    @property
+    def dependent_days(self) -> int:
+        """Days after a rebuilt UTC day whose stored results read it, so are rebuilt with it (days).
+
+        The prefix-family and hit-rate baselines read the ``alert_baseline_days`` days before a day;
+        a rotating-preamble incident starts on a day whose previous traffic day (up to
+        ``alert_baseline_days + 1`` back) did not meet its condition, and its alert mutes hit-rate drops
+        for ``alert_baseline_days`` more days (so a day reaches ``2 x alert_baseline_days`` ahead); the
+        negative-ROI rule sums ``roi_window_days`` days.
+        """
+        return max(2 * self.alert_baseline_days, self.alert_baseline_days + 1, self.roi_window_days)
+
     @classmethod
     def from_env(cls) -> "CachemeterSettings":
         """Settings from ``cachemeter.yaml`` and the ``CACHEMETER_*`` variables (see the module docstring).

@@ -1,4 +1,5 @@
-"""Late data: a file for an already-built day is noticed by the sensor and that day is rebuilt once."""
+"""Late data: a file for an already-built day is noticed by the sensor; that day, and the days whose
+baselines read it, are rebuilt once."""
 
 from datetime import date
 
@@ -23,12 +24,12 @@ def evaluate(sensor):
     return result if isinstance(result, list) else []
 
 
-def test_a_late_file_is_staged_and_only_its_day_is_rebuilt_once(tmp_path):
+def test_a_late_file_is_staged_and_its_day_and_the_days_reading_it_are_rebuilt_once(tmp_path):
     from pipelines import runner
     from pipelines.defs.ingest.sensors import late_logs_sensor
     from pipelines.definitions import defs
 
-    hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))
+    hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))  # 2026-11-01 .. 2026-11-10
     db = run_pipeline(tmp_path, tmp_path / "logs")
     assert evaluate(late_logs_sensor) == []  # nothing new
     before = dict(query(db, "select day, requests from marts.daily_savings"))
@@ -42,11 +43,14 @@ def test_a_late_file_is_staged_and_only_its_day_is_rebuilt_once(tmp_path):
     keys = lambda ks: dg.AssetSelection.assets(*[dg.AssetKey(k) for k in ks])  # noqa: E731
     assert dg.materialize(assets, resources=resources, selection=keys(runner.INGEST_KEYS),
                           instance=dg.DagsterInstance.ephemeral()).success
-    (request,) = evaluate(late_logs_sensor)
-    assert (request.job_name, request.partition_key) == ("cachemeter_nightly", "2026-11-03")
+    # the late day, and the staged days whose baselines read it (up to 14 days after it by default)
+    requests = evaluate(late_logs_sensor)
+    assert {r.job_name for r in requests} == {"cachemeter_nightly"}
+    assert [r.partition_key for r in requests] == [f"2026-11-{d:02d}" for d in range(3, 11)]
 
-    assert dg.materialize(assets, resources=resources, selection=keys(runner.DAILY_KEYS), partition_key="2026-11-03",
-                          instance=dg.DagsterInstance.ephemeral()).success
+    for r in requests:
+        assert dg.materialize(assets, resources=resources, selection=keys(runner.DAILY_KEYS), partition_key=r.partition_key,
+                              instance=dg.DagsterInstance.ephemeral()).success
     after = dict(query(db, "select day, requests from marts.daily_savings"))
     assert after[date(2026, 11, 3)] == before[date(2026, 11, 3)] + 12
     assert {d: n for d, n in after.items() if d != date(2026, 11, 3)} == {d: n for d, n in before.items() if d != date(2026, 11, 3)}
@@ -75,3 +79,29 @@ def test_alert_baselines_come_from_stored_series_days_and_missing_ones_are_refil
                           partition_key="2026-11-08", instance=dg.DagsterInstance.ephemeral()).success
     assert query(db, series) == built_series
     assert query(db, alerts) == built_alerts
+
+
+def test_late_data_rebuilds_the_days_whose_baselines_read_it_like_a_fresh_build(tmp_path):
+    # a late file lowers 2026-11-05's hit rate; the prefix-family baselines and alert rules of the
+    # following days (trailing 7-day baselines, 7-day ROI window) read that day, so they are rebuilt
+    # too: the warehouse then equals one built from scratch from the same logs
+    from tests.conftest import snapshot
+
+    hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    baseline = "select baseline from marts.cache_alerts where rule = 'hit_rate_drop' and day = '2026-11-08'"
+    assert query(db, baseline) == [(0.75,)]
+    late = [{**row, "ts": f"2026-11-05T{i % 24:02d}:30:00Z", "request_id": f"late-05-{i}",
+             "response": {"usage": {"prompt_tokens": 4000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0}}}}
+            for i, row in enumerate(late_rows(120))]
+    write_jsonl(tmp_path / "logs" / "late" / "2026-11-05-replay.jsonl", late)
+    run_pipeline(tmp_path, tmp_path / "logs")
+
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    fresh_db = run_pipeline(fresh, tmp_path / "logs")
+    # 11-05 now holds 60 requests at 3,000 cached tokens and 120 at 0: the 11-08 baseline (cache reads /
+    # prompt tokens of 11-01 .. 11-07) falls from 0.75 to 7 x 60 x 3,000 / ((7 x 60 + 120) x 4,000) = 0.583
+    reads, prompt = 7 * 60 * 3000, (7 * 60 + 120) * 4000
+    assert query(fresh_db, baseline) == [(reads / prompt,)]
+    assert snapshot(db) == snapshot(fresh_db)

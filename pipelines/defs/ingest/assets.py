@@ -12,6 +12,7 @@ from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import ingest, progress
+from pipelines.lib.sql import statement
 
 STAGED_FILES = dg.AssetKey(["stage", "files"])
 QUARANTINE = dg.AssetKey(["core", "quarantine"])
@@ -38,6 +39,8 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
     with warehouse_connection(duckdb) as conn:
         results = ingest.stage_logs(conn, Path(settings.logs_dir), settings.follow_symlinks, on_file=on_file,
                                     earliest=date.fromisoformat(PARTITIONS_START))
+        # every run, not only after staging: a run that died here left its pending days without them
+        conn.execute(statement("core/pending_days__insert_dependents"), {"dependent_days": settings.dependent_days})
         totals = conn.execute("select count(*), (select count(*) from core.quarantine) from core.usage").fetchall()[0]
         accounting = checks.invariant(conn, ["stage", "files"], "rows_in_equal_accepted_plus_quarantined",
                                       "files__rows_do_not_add_up", {})
