@@ -207,6 +207,38 @@ def test_the_fast_lane_takes_the_clean_records_and_defers_the_rest(tmp_path):
     assert 150 < accepted < 350, accepted  # about half the corpus is clean, the rest mutated or broken
 
 
+def test_objects_with_a_repeated_key_take_its_first_value_in_both_normalisers(tmp_path):
+    # RFC 8259 leaves a repeated key's meaning open: DuckDB's typed reader (under ignore_errors) and its
+    # JSON functions both take the first occurrence, so the fast lane accepts such a line with the values
+    # the general normaliser gives it
+    from pipelines.lib.logfiles import discover
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    body = bodies(random.Random(5))["openai_chat"]
+    clean = json.dumps({"ts": "2026-10-01T00:00:00Z", "request_id": "clean", "response": body})
+    repeated = [
+        clean.replace('"request_id": "clean"', '"request_id": "first", "request_id": "second"'),
+        clean.replace('"request_id": "clean"', '"request_id": "model-twice"').replace('"model": "gpt-4.1"',
+                                                                                    '"model": "gpt-4.1", "model": "gpt-4o"'),
+        clean.replace('"request_id": "clean"', '"request_id": "count-twice"').replace(
+            '"completion_tokens"', '"prompt_tokens": 7, "completion_tokens"'),
+    ]
+    assert all(line.count('"request_id"') + line.count('"model"') + line.count('"prompt_tokens"') == 4 for line in repeated)
+    (logs / "repeated.jsonl").write_text("\n".join([clean, *repeated]) + "\n", encoding="utf-8")
+    conn = warehouse.connect(tmp_path / "w.duckdb")
+    log = discover(logs)[0]
+    params = {name: None for name in ingest.FAST_LANE_PARAMS} | {
+        "deployment_names": [], "deployment_models": [], "earliest": "2000-01-01", "latest": "2030-01-01"}
+    assert ingest._fast_lane(conn, log, params).to_pylist() == []  # every line taken
+    conn.close()
+    usage, quarantine = assert_same(tmp_path, logs)
+    prompt = body["usage"]["prompt_tokens"]
+    assert [(row[0], row[5], row[12]) for row in usage] == [
+        ("clean", "gpt-4.1", prompt), ("first", "gpt-4.1", prompt), ("model-twice", "gpt-4.1", prompt),
+        ("count-twice", "gpt-4.1", prompt)]
+    assert quarantine == []
+
+
 def test_files_with_blank_lines_a_bom_or_crlf_endings_are_staged_identically(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
