@@ -16,6 +16,9 @@ seconds of ``cachemeter run`` for one new day (``--requests`` of them) added to 
 already holds H earlier days of the same size, against the same day run alone on an empty warehouse
 (target ratio at most 1.2: the cost grows with the new day, not with history).
 
+With ``--floor`` it measures what no run of this design can avoid (``floor_seconds``: the fast lane
+normalising the logs, one write of their rows, and a run on one line) against the bare parse.
+
 Not part of the test run (a smoke test covers the generator and harness on a tiny input).
 """
 
@@ -116,6 +119,63 @@ def incremental(requests: int, history_days: int, workdir: Path) -> dict:
             "ratio_to_alone": round(on_top_seconds / alone_seconds, 2), "peak_rss_bytes": rss}
 
 
+def floor_seconds(logs: Path, workdir: Path) -> dict:
+    """Wall seconds of the work no design of this pipeline can skip, measured piece by piece.
+
+    ``lane_seconds``: the fast lane (``sql/ingest/fast_items__read_jsonl.sql``) normalising every file
+    into a scratch table, i.e. reading each record's fields and checking them, nothing stored;
+    ``write_seconds``: writing those rows once to a table of a warehouse file (what storing a day costs);
+    ``fixed_seconds``: a whole ``cachemeter run`` on the first line of the logs alone (start-up,
+    Dagster's runs, checks and report on almost no data). Their sum, ``floor_seconds``, is what a run of
+    these logs costs before pricing, checks, marts and alerts touch the day's rows.
+    """
+    from pipelines.lib import ingest, warehouse
+    from pipelines.lib.sql import statement
+
+    db = workdir / "floor.duckdb"
+    for stale in workdir.glob("floor*.duckdb*"):
+        stale.unlink()
+    params = {name: None for name in ingest.FAST_LANE_PARAMS} | {
+        "deployment_names": [], "deployment_models": [], "earliest": "2000-01-01", "latest": "2100-01-01"}
+    lane = write = 0.0
+    with warehouse.prepare(duckdb.connect(str(db))) as conn:
+        for index, path in enumerate(sorted(logs.glob("*.jsonl*"))):
+            start = time.perf_counter()
+            conn.execute(statement("ingest/fast_items__read_jsonl"), {**params, "path": str(path)})
+            lane += time.perf_counter() - start
+            start = time.perf_counter()
+            conn.execute(f"create table main.written_{index} as select * from fast_items")
+            write += time.perf_counter() - start
+    one = workdir / "floor-one-line"
+    one.mkdir(exist_ok=True)
+    first = sorted(logs.glob("*.jsonl"))[0]
+    with first.open() as handle:
+        (one / first.name).write_text(handle.readline())
+    fixed, _ = pipeline_seconds(one, workdir / "floor-one-line.duckdb")
+    return {"lane_seconds": lane, "write_seconds": write, "fixed_seconds": fixed, "floor_seconds": lane + write + fixed}
+
+
+def floor(requests: int, days: int, workdir: Path, repeat: int) -> dict:
+    """Medians of the bare parse and of each of ``floor_seconds``' pieces (each its own median), alternating
+    ``repeat`` times."""
+    logs = workdir / f"logs-{requests}-{days}"
+    if not logs.exists():
+        generate.generate(requests, days, logs)
+    parses, pieces = [], []
+    for _ in range(max(repeat, 1)):
+        parses.append(bare_parse_seconds(logs))
+        pieces.append(floor_seconds(logs, workdir))
+    parse = statistics.median(parses)
+    line = {"requests": requests, "days": days, "parse_seconds": round(parse, 2)}
+    for key in ("lane_seconds", "write_seconds", "fixed_seconds", "floor_seconds"):
+        line[key] = round(statistics.median(p[key] for p in pieces), 3)
+    line["floor_ratio_to_parse"] = round(line["floor_seconds"] / parse, 2)
+    if repeat > 1:
+        line.update(runs=len(parses), parse_seconds_each=[round(p, 2) for p in parses],
+                    floor_seconds_each=[round(p["floor_seconds"], 2) for p in pieces])
+    return line
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, required=True)
@@ -126,7 +186,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="alternate the bare parse, the pipeline run and the peer this many times and report medians "
                              "(this shared machine varies by a third between runs)")
+    parser.add_argument("--floor", action="store_true",
+                        help="measure instead the floor of a run: the fast lane, one write of the rows and a "
+                             "one-line run, against the bare parse (see floor_seconds)")
     args = parser.parse_args()
+    if args.floor:
+        print(json.dumps(floor(args.requests, args.days, args.workdir, args.repeat)))
+        return
     if args.history_days:
         print(json.dumps(incremental(args.requests, args.history_days, args.workdir)))
         return

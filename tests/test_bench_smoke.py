@@ -70,3 +70,16 @@ def test_harness_measures_a_new_day_on_top_of_history(tmp_path, monkeypatch):
     assert line == {"requests_per_day": 20, "history_days": 1, "new_day_alone_seconds": 2.0,
                     "new_day_on_history_seconds": 2.5, "ratio_to_alone": 1.25, "peak_rss_bytes": 1000}
     assert len((tmp_path / "logs-20x2" / second).read_text().splitlines()) == 20  # requests per day
+
+
+def test_floor_mode_measures_the_lane_one_write_and_a_one_line_run(tmp_path):
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "run.py"), "--requests", "300", "--workdir", str(tmp_path),
+                           "--floor"], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = json.loads(done.stdout.strip().splitlines()[-1])
+    assert line["requests"] == 300 and line["parse_seconds"] > 0
+    assert min(line["lane_seconds"], line["write_seconds"], line["fixed_seconds"]) > 0
+    assert abs(line["floor_seconds"] - (line["lane_seconds"] + line["write_seconds"] + line["fixed_seconds"])) <= 0.002
+    assert line["floor_ratio_to_parse"] > 1  # the floor holds a whole (one-line) run
+    (one_line,) = (tmp_path / "floor-one-line").iterdir()
+    assert len(one_line.read_text().splitlines()) == 1
