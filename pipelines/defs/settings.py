@@ -59,15 +59,16 @@ class CachemeterSettings(dg.ConfigurableResource):
 
     @property
     def dependent_days(self) -> int:
-        """Days after a rebuilt UTC day whose stored results read it, so are rebuilt with it (days).
+        """Days after a UTC day whose stored results read it, so are rebuilt with it (days; 21 by default).
 
-        The prefix-family and hit-rate baselines read the ``alert_baseline_days`` days before a day;
-        a rotating-preamble incident starts on a day whose previous traffic day (up to
-        ``alert_baseline_days + 1`` back) did not meet its condition, and its alert mutes hit-rate drops
-        for ``alert_baseline_days`` more days (so a day reaches ``2 x alert_baseline_days`` ahead); the
-        negative-ROI rule sums ``roi_window_days`` days.
+        With b = ``alert_baseline_days``: the prefix-family and hit-rate baselines read the b days
+        before a day; a rotating-preamble incident starts on a day R whose previous traffic day (at
+        most b + 1 back) did not meet its condition over its own b-day baseline, so R reads 2b + 1 days
+        back, and R's alert mutes hit-rate drops for b - 1 more days: 3b in all. With w =
+        ``roi_window_days``: the negative-ROI rule sums w days and compares with its previous traffic
+        day inside that window, reading 2w - 2 days back.
         """
-        return max(2 * self.alert_baseline_days, self.alert_baseline_days + 1, self.roi_window_days)
+        return max(3 * self.alert_baseline_days, 2 * self.roi_window_days - 2)
 
     @classmethod
     def from_env(cls) -> "CachemeterSettings":

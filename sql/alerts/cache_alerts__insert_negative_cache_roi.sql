@@ -1,7 +1,10 @@
 -- negative_cache_roi: a prefix family whose cache-write premiums over the trailing
 -- $roi_window_days days (today included) exceed what its cache reads saved: writes that were not
 -- reused inside their TTL. Fires on the first day the window turns negative (premium at least
--- $roi_min_write_premium_usd USD). lost_savings_usd = premiums - read savings over the window.
+-- $roi_min_write_premium_usd USD): the family's previous traffic day inside today's window was not
+-- negative (one further back does not continue it), so a day's alert reads at most
+-- 2 x $roi_window_days - 2 days back, whatever window a run rebuilds. lost_savings_usd = premiums -
+-- read savings over the window.
 insert into marts.cache_alerts by name
 with
 family_days as (
@@ -10,7 +13,8 @@ family_days as (
         sum(u.cache_write_premium_usd) as write_premium_usd,
         sum(u.savings_usd + u.cache_write_premium_usd) as read_savings_usd
     from core.usage_priced u
-    where u.priced and u.day >= $start::date - to_days($roi_window_days) and u.day < $end
+    -- the window's days, and the trailing windows of their previous traffic days
+    where u.priced and u.day >= $start::date - to_days(2 * $roi_window_days) and u.day < $end
     group by all
 ),
 windowed as (
@@ -29,8 +33,10 @@ flagged as (
     select
         w.*,
         w.window_premium_usd >= $roi_min_write_premium_usd and w.window_premium_usd > w.window_read_savings_usd as negative,
-        lag(w.window_premium_usd >= $roi_min_write_premium_usd and w.window_premium_usd > w.window_read_savings_usd)
-            over (partition by w.prefix_family, w.provider, w.model, w.tenant, w.app order by w.day) as negative_before
+        lag(struct_pack(day := w.day,
+                        negative := w.window_premium_usd >= $roi_min_write_premium_usd
+                                    and w.window_premium_usd > w.window_read_savings_usd))
+            over (partition by w.prefix_family, w.provider, w.model, w.tenant, w.app order by w.day) as previous
     from windowed w
 ),
 final as (
@@ -44,6 +50,7 @@ final as (
                'the cached opening is not reused within its TTL (cache less, or keep it warm)',
                tenant, app, prefix_family, window_premium_usd, $roi_window_days, window_read_savings_usd) as message
     from flagged
-    where day >= $start and day < $end and negative and not coalesce(negative_before, false)
+    where day >= $start and day < $end and negative
+      and not coalesce(previous.negative and previous.day > day - to_days($roi_window_days), false)
 )
 select * from final;

@@ -9,16 +9,19 @@
 --   pinned_reads   (no bodies needed) >= 80% of the day's cache hits read exactly the same number of
 --                  tokens while prompts vary (>= 5 distinct sizes), where the baseline was not pinned;
 -- and, always, a step drop of the token hit rate of at least $min_drop below the baseline.
--- It fires on the first day of an incident only (the previous traffic day did not meet the
--- condition); alert_id hashes rule, scope and that day, so re-runs never duplicate it.
+-- It fires on the first day of an incident only: the series' previous traffic day within the
+-- $baseline_days + 1 days before did not meet the condition (a day further back does not continue an
+-- incident). So a day's alert reads at most 2 x $baseline_days + 1 days back, whatever window a run
+-- rebuilds; alert_id hashes rule, scope and that day, so re-runs never duplicate it.
 -- lost_savings_usd = (baseline - observed) x prompt tokens x (input price - cache read price).
 insert into marts.cache_alerts by name
 with
 series_days as (
-    -- per-day aggregates (marts.series_days, written just before the rules run)
+    -- per-day aggregates (marts.series_days, written just before the rules run): the window, its
+    -- previous traffic days (up to $baseline_days + 1 back) and their baselines ($baseline_days more)
     select *
     from marts.series_days
-    where day >= $start::date - to_days($baseline_days + 1) and day < $end
+    where day >= $start::date - to_days(2 * $baseline_days + 1) and day < $end
 ),
 signals as (
     select
@@ -58,8 +61,8 @@ incidents as (
     select
         c.*,
         c.dropped and (c.openings_jump or c.offset_moved or c.pinned_reads) as rotating,
-        lag(c.dropped and (c.openings_jump or c.offset_moved or c.pinned_reads))
-            over (partition by c.provider, c.model, c.tenant, c.app order by c.day) as rotating_before
+        lag(struct_pack(day := c.day, rotating := c.dropped and (c.openings_jump or c.offset_moved or c.pinned_reads)))
+            over (partition by c.provider, c.model, c.tenant, c.app order by c.day) as previous
     from conditions c
 ),
 final as (
@@ -96,6 +99,6 @@ final as (
     from incidents
     where day >= $start and day < $end
       and rotating
-      and not coalesce(rotating_before, false)
+      and not coalesce(previous.rotating and previous.day >= day - to_days($baseline_days + 1), false)
 )
 select * from final;

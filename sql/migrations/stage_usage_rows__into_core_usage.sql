@@ -12,6 +12,6 @@ delete from core.usage where source_file in (select distinct source_file from st
 insert into core.usage by name select * from stage.usage_rows;
 delete from stage.files f
 where f.rows_accepted <> (select count(*) from core.usage u where u.source_file = f.source_file);
-insert into stage.pending_days
-select distinct day, now() as staged_at from core.usage where day not in (select day from stage.pending_days);
+insert into stage.pending_days by name
+select distinct day, now() as staged_at, false as dependent from core.usage where day not in (select day from stage.pending_days);
 drop table stage.usage_rows;

@@ -43,7 +43,7 @@ def test_a_late_file_is_staged_and_its_day_and_the_days_reading_it_are_rebuilt_o
     keys = lambda ks: dg.AssetSelection.assets(*[dg.AssetKey(k) for k in ks])  # noqa: E731
     assert dg.materialize(assets, resources=resources, selection=keys(runner.INGEST_KEYS),
                           instance=dg.DagsterInstance.ephemeral()).success
-    # the late day, and the staged days whose baselines read it (up to 14 days after it by default)
+    # the late day, and the staged days whose baselines read it (up to 21 days after it by default)
     requests = evaluate(late_logs_sensor)
     assert {r.job_name for r in requests} == {"cachemeter_nightly"}
     assert [r.partition_key for r in requests] == [f"2026-11-{d:02d}" for d in range(3, 11)]
@@ -105,3 +105,133 @@ def test_late_data_rebuilds_the_days_whose_baselines_read_it_like_a_fresh_build(
     reads, prompt = 7 * 60 * 3000, (7 * 60 + 120) * 4000
     assert query(fresh_db, baseline) == [(reads / prompt,)]
     assert snapshot(db) == snapshot(fresh_db)
+
+
+# --- incremental runs equal a build from scratch: the incident rules' "previous traffic day" -------------
+
+def usage(day: int, i: int, prompt: int, cached: int, tag: str = "x", write: int = 0, body: str | None = None,
+          provider: str = "openai") -> dict:
+    """One request on 2026-11-<day>: OpenAI Chat (acme/bot, gpt-4.1) or Anthropic Messages (acme/api)."""
+    ts = f"2026-11-{day:02d}T{i % 24:02d}:{i // 24 % 60:02d}:00Z"
+    if provider == "openai":
+        record = {"ts": ts, "provider": "openai", "model": "gpt-4.1", "tenant": "acme", "app": "bot",
+                  "request_id": f"{tag}-{day}-{i}", "response": {"usage": {
+                      "prompt_tokens": prompt, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": cached}}}}
+    else:
+        record = {"ts": ts, "tenant": "acme", "app": "api", "request_id": f"{tag}-{day}-{i}-a", "response": {
+            "id": f"msg-{tag}-{day}-{i}", "type": "message", "model": "claude-sonnet-4-5-20250929", "usage": {
+                "input_tokens": prompt - cached - write, "cache_creation_input_tokens": write,
+                "cache_read_input_tokens": cached, "output_tokens": 10}}}
+    if body is not None:  # a logged request body: its opening is fingerprinted
+        record["request"] = {"model": "gpt-4.1", "messages": [{"role": "system", "content": body},
+                                                              {"role": "user", "content": "hi"}]}
+    return record
+
+
+def steady(day: int, rate: float, n: int = 60) -> list[dict]:
+    """n requests at a token hit rate of about ``rate``, cache-read sizes varied (not pinned)."""
+    return [usage(day, i, 4000, int(4000 * rate) - i % 7 * 3) for i in range(n)]
+
+
+def pinned(day: int) -> list[dict]:
+    """60 requests whose cache reads are all 2,000 tokens while prompts vary (the opening changes after it)."""
+    return [usage(day, i, 4000 + i % 10 * 100, 2000) for i in range(60)]
+
+
+def rotating(day: int) -> list[dict]:
+    """60 requests with no cache reads whose logged system prompts each open differently (a rotating preamble)."""
+    return [usage(day, i, 4000, 0, body=f"{i:04d} request {'x' * 3000}") for i in range(60)]
+
+
+def unread_writes(day: int) -> list[dict]:
+    """60 Anthropic requests that write 30,000 tokens to the cache and read none: a negative return."""
+    return [usage(day, i, 31000, 0, write=30000, provider="anthropic") for i in range(60)]
+
+
+def alerts(db) -> list[tuple]:
+    return query(db, "select rule, day, severity from marts.cache_alerts order by day, rule")
+
+
+def test_nightly_runs_after_quiet_days_judge_incidents_as_a_build_from_scratch(tmp_path):
+    # Whether a day starts an incident depends on the series' previous traffic day; a nightly run used
+    # to read too few days back to see that day's own baseline (rotating preamble) or that day at all
+    # (negative cache ROI), so it found incidents a build of the same logs from scratch does not.
+    from tests.conftest import snapshot
+
+    logs = tmp_path / "logs"
+    for day in range(1, 10):
+        write_jsonl(logs / f"day{day:02d}.jsonl", steady(day, 0.5))
+    # heavy, well-cached traffic on 11-03: inside 11-10's baseline (11-03 .. 11-09), not 11-12's
+    write_jsonl(logs / "day03-heavy.jsonl", [usage(3, i, 40000, 39000 - i % 7 * 3, tag="heavy") for i in range(600)])
+    write_jsonl(logs / "day10.jsonl", pinned(10))
+    write_jsonl(logs / "writes-day01.jsonl", unread_writes(1))
+    db = run_pipeline(tmp_path, logs)
+    # 11-10 drops from 0.89 (with the heavy day) to 0.5 with pinned reads: it is the incident's first day
+    assert ("rotating_preamble", date(2026, 11, 10), "critical") in alerts(db)
+
+    # the next night: 11-11 had no traffic; 11-12 rotates on, and the writes return after 8 quiet days
+    write_jsonl(logs / "day12.jsonl", rotating(12))
+    write_jsonl(logs / "writes-day10.jsonl", unread_writes(10))
+    run_pipeline(tmp_path, logs)
+
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    fresh_db = run_pipeline(fresh, logs)
+    # 11-12 continues the incident of 11-10 (its previous traffic day, within baseline_days + 1), and the
+    # negative return of 11-10 continues none (11-01 is outside its 7-day window): a new alert
+    assert [a for a in alerts(fresh_db) if a[1] >= date(2026, 11, 10)] == [
+        ("negative_cache_roi", date(2026, 11, 10), "warning"), ("rotating_preamble", date(2026, 11, 10), "critical")]
+    assert snapshot(db) == snapshot(fresh_db)
+
+
+def test_late_data_moving_an_incident_start_rebuilds_the_drops_it_mutes(tmp_path):
+    # A late file for 11-03 raises 11-10's baseline, so 11-10 becomes the incident's first day instead of
+    # 11-12; the hit-rate drop of 11-18 was muted by 11-12's alert and now is not. 11-18 is 15 days after
+    # the late day: beyond 2 x baseline_days, within 3 x baseline_days (dependent_days, 21).
+    from tests.conftest import snapshot
+
+    logs = tmp_path / "logs"
+    for day in range(1, 10):
+        write_jsonl(logs / f"day{day:02d}.jsonl", steady(day, 0.5))
+    write_jsonl(logs / "day10.jsonl", pinned(10))
+    write_jsonl(logs / "day12.jsonl", rotating(12))
+    for day in range(13, 18):
+        write_jsonl(logs / f"day{day:02d}.jsonl", steady(day, 0.8))
+    write_jsonl(logs / "day18.jsonl", steady(18, 0.3))
+    db = run_pipeline(tmp_path, logs)
+    assert [a for a in alerts(db) if a[0] == "rotating_preamble"] == [("rotating_preamble", date(2026, 11, 12), "critical")]
+    assert not [a for a in alerts(db) if a[1] == date(2026, 11, 18)]
+
+    write_jsonl(logs / "late-day03.jsonl", [usage(3, i, 40000, 39000 - i % 7 * 3, tag="late") for i in range(600)])
+    run_pipeline(tmp_path, logs)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    fresh_db = run_pipeline(fresh, logs)
+    assert [a for a in alerts(fresh_db) if a[0] == "rotating_preamble"] == [("rotating_preamble", date(2026, 11, 10), "critical")]
+    assert ("hit_rate_drop", date(2026, 11, 18), "warning") in alerts(fresh_db)
+    assert snapshot(db) == snapshot(fresh_db)
+
+
+def test_days_pending_only_as_dependents_mark_no_further_days(tmp_path):
+    # a run that dies after staging leaves its pending days; the next run must not widen them again
+    from pipelines.lib import warehouse
+    from pipelines.lib.sql import statement
+
+    conn = warehouse.connect(tmp_path / "w.duckdb")
+    conn.execute("insert into core.usage (request_id, day, source_file) "
+                 "select 'r' || i, date '2026-10-01' + i::int, 'f.jsonl' from range(60) t(i)")
+    # pending days as (days after 2026-10-01, dependent)
+    pending = lambda: conn.execute("select day - date '2026-10-01', dependent from stage.pending_days "  # noqa: E731
+                                   "order by all").fetchall()
+    dependents = lambda: conn.execute(statement("core/pending_days__insert_dependents"), {"dependent_days": 21})  # noqa: E731
+    conn.execute("insert into stage.pending_days by name select date '2026-10-03' as day, now() as staged_at")
+    dependents()
+    dependents()  # again, as a run after one that died
+    assert pending() == [(2, False)] + [(n, True) for n in range(3, 24)]
+    # a file then changes 2026-10-20, pending so far only as a dependent: its own dependents follow
+    conn.execute("create or replace temp view file_items as select timestamptz '2026-10-20 12:00:00+00' as ts, "
+                 "null::varchar as reason")
+    conn.execute(statement("ingest/pending_days__insert_file"), {"source_file": "new.jsonl"})
+    dependents()
+    assert pending() == ([(2, False)] + [(n, True) for n in range(3, 19)] + [(19, False), (19, True)]
+                         + [(n, True) for n in range(20, 41)])
