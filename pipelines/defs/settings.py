@@ -64,11 +64,11 @@ class CachemeterSettings(dg.ConfigurableResource):
         With b = ``alert_baseline_days``: the prefix-family and hit-rate baselines read the b days
         before a day; a rotating-preamble incident starts on a day R whose previous traffic day (at
         most b + 1 back) did not meet its condition over its own b-day baseline, so R reads 2b + 1 days
-        back, and R's alert mutes hit-rate drops for b - 1 more days: 3b in all. With w =
-        ``roi_window_days``: the negative-ROI rule sums w days and compares with its previous traffic
-        day inside that window, reading 2w - 2 days back.
+        back, and R's alert mutes hit-rate drops for b - 1 more days: 3b in all. The negative-ROI rule
+        compares the ``roi_window_days`` window ending on a day with the one ending the day before:
+        ``roi_window_days`` back.
         """
-        return max(3 * self.alert_baseline_days, 2 * self.roi_window_days - 2)
+        return max(3 * self.alert_baseline_days, self.roi_window_days)
 
     @classmethod
     def from_env(cls) -> "CachemeterSettings":

@@ -153,9 +153,10 @@ def alerts(db) -> list[tuple]:
 
 
 def test_nightly_runs_after_quiet_days_judge_incidents_as_a_build_from_scratch(tmp_path):
-    # Whether a day starts an incident depends on the series' previous traffic day; a nightly run used
-    # to read too few days back to see that day's own baseline (rotating preamble) or that day at all
-    # (negative cache ROI), so it found incidents a build of the same logs from scratch does not.
+    # Whether a day starts an incident depends on what came before it; a nightly run used to read too
+    # few days back to see the previous traffic day's own baseline (rotating preamble), or compared with
+    # whatever traffic day came before however far back (negative cache ROI), so it found incidents a
+    # build of the same logs from scratch does not.
     from tests.conftest import snapshot
 
     logs = tmp_path / "logs"
@@ -178,7 +179,7 @@ def test_nightly_runs_after_quiet_days_judge_incidents_as_a_build_from_scratch(t
     fresh.mkdir()
     fresh_db = run_pipeline(fresh, logs)
     # 11-12 continues the incident of 11-10 (its previous traffic day, within baseline_days + 1), and the
-    # negative return of 11-10 continues none (11-01 is outside its 7-day window): a new alert
+    # negative return of 11-10 is new (the 7 days ending 11-09 had no traffic): one alert each, on 11-10
     assert [a for a in alerts(fresh_db) if a[1] >= date(2026, 11, 10)] == [
         ("negative_cache_roi", date(2026, 11, 10), "warning"), ("rotating_preamble", date(2026, 11, 10), "critical")]
     assert snapshot(db) == snapshot(fresh_db)
