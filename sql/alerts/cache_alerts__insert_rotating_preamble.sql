@@ -57,13 +57,16 @@ conditions as (
             and b.baseline - b.observed >= $min_drop as dropped
     from with_baseline b
 ),
+flagged as (
+    select c.*, c.dropped and (c.openings_jump or c.offset_moved or c.pinned_reads) as rotating
+    from conditions c
+),
 incidents as (
     select
-        c.*,
-        c.dropped and (c.openings_jump or c.offset_moved or c.pinned_reads) as rotating,
-        lag(struct_pack(day := c.day, rotating := c.dropped and (c.openings_jump or c.offset_moved or c.pinned_reads)))
-            over (partition by c.provider, c.model, c.tenant, c.app order by c.day) as previous
-    from conditions c
+        f.*,
+        lag(struct_pack(day := f.day, rotating := f.rotating))
+            over (partition by f.provider, f.model, f.tenant, f.app order by f.day) as previous
+    from flagged f
 ),
 final as (
     select

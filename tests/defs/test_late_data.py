@@ -91,15 +91,10 @@ def test_late_data_rebuilds_the_days_whose_baselines_read_it_like_a_fresh_build(
     db = run_pipeline(tmp_path, tmp_path / "logs")
     baseline = "select baseline from marts.cache_alerts where rule = 'hit_rate_drop' and day = '2026-11-08'"
     assert query(db, baseline) == [(0.75,)]
-    late = [{**row, "ts": f"2026-11-05T{i % 24:02d}:30:00Z", "request_id": f"late-05-{i}",
-             "response": {"usage": {"prompt_tokens": 4000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0}}}}
-            for i, row in enumerate(late_rows(120))]
-    write_jsonl(tmp_path / "logs" / "late" / "2026-11-05-replay.jsonl", late)
+    write_jsonl(tmp_path / "logs" / "late" / "2026-11-05-replay.jsonl", [usage(5, i, 4000, 0, tag="late") for i in range(120)])
     run_pipeline(tmp_path, tmp_path / "logs")
 
-    fresh = tmp_path / "fresh"
-    fresh.mkdir()
-    fresh_db = run_pipeline(fresh, tmp_path / "logs")
+    fresh_db = built_from_scratch(tmp_path, tmp_path / "logs")
     # 11-05 now holds 60 requests at 3,000 cached tokens and 120 at 0: the 11-08 baseline (cache reads /
     # prompt tokens of 11-01 .. 11-07) falls from 0.75 to 7 x 60 x 3,000 / ((7 x 60 + 120) x 4,000) = 0.583
     reads, prompt = 7 * 60 * 3000, (7 * 60 + 120) * 4000
@@ -148,6 +143,13 @@ def unread_writes(day: int) -> list[dict]:
     return [usage(day, i, 31000, 0, write=30000, provider="anthropic") for i in range(60)]
 
 
+def built_from_scratch(tmp_path, logs):
+    """A warehouse built by one run over ``logs`` (in ``tmp_path/fresh``), to compare an incremental one with."""
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    return run_pipeline(fresh, logs)
+
+
 def alerts(db) -> list[tuple]:
     return query(db, "select rule, day, severity from marts.cache_alerts order by day, rule")
 
@@ -175,9 +177,7 @@ def test_nightly_runs_after_quiet_days_judge_incidents_as_a_build_from_scratch(t
     write_jsonl(logs / "writes-day10.jsonl", unread_writes(10))
     run_pipeline(tmp_path, logs)
 
-    fresh = tmp_path / "fresh"
-    fresh.mkdir()
-    fresh_db = run_pipeline(fresh, logs)
+    fresh_db = built_from_scratch(tmp_path, logs)
     # 11-12 continues the incident of 11-10 (its previous traffic day, within baseline_days + 1), and the
     # negative return of 11-10 is new (the 7 days ending 11-09 had no traffic): one alert each, on 11-10
     assert [a for a in alerts(fresh_db) if a[1] >= date(2026, 11, 10)] == [
@@ -205,9 +205,7 @@ def test_late_data_moving_an_incident_start_rebuilds_the_drops_it_mutes(tmp_path
 
     write_jsonl(logs / "late-day03.jsonl", [usage(3, i, 40000, 39000 - i % 7 * 3, tag="late") for i in range(600)])
     run_pipeline(tmp_path, logs)
-    fresh = tmp_path / "fresh"
-    fresh.mkdir()
-    fresh_db = run_pipeline(fresh, logs)
+    fresh_db = built_from_scratch(tmp_path, logs)
     assert [a for a in alerts(fresh_db) if a[0] == "rotating_preamble"] == [("rotating_preamble", date(2026, 11, 10), "critical")]
     assert ("hit_rate_drop", date(2026, 11, 18), "warning") in alerts(fresh_db)
     assert snapshot(db) == snapshot(fresh_db)

@@ -169,6 +169,13 @@ def staged(tmp_path: Path, logs: Path, fast_lane: bool, name: str):
     return [(r.source_file, r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results], usage, quarantine
 
 
+def lane_params(log) -> dict:
+    """The fast lane's parameters for a log without source.yaml defaults."""
+    return {name: None for name in ingest.FAST_LANE_PARAMS} | {
+        "deployment_names": [], "deployment_models": [], "earliest": "2000-01-01", "latest": "2030-01-01",
+        "source_file": log.relative}
+
+
 def assert_same(tmp_path: Path, logs: Path) -> tuple[list, list]:
     fast = staged(tmp_path, logs, True, "fast")
     general = staged(tmp_path, logs, False, "general")
@@ -198,10 +205,7 @@ def test_the_fast_lane_takes_the_clean_records_and_defers_the_rest(tmp_path):
     (logs / "mixed.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     conn = warehouse.connect(tmp_path / "w.duckdb")
     log = discover(logs)[0]
-    params = {name: None for name in ingest.FAST_LANE_PARAMS} | {
-        "deployment_names": [], "deployment_models": [], "earliest": "2000-01-01", "latest": "2030-01-01",
-        "source_file": log.relative}
-    deferred = ingest._fast_lane(conn, log, params)
+    deferred = ingest._fast_lane(conn, log, lane_params(log))
     accepted = conn.execute("select count(*) from fast_items where accepted").fetchall()[0][0]
     assert deferred is not None and accepted + len(deferred) == 400
     assert 150 < accepted < 350, accepted  # about half the corpus is clean, the rest mutated or broken
@@ -227,9 +231,7 @@ def test_objects_with_a_repeated_key_take_its_first_value_in_both_normalisers(tm
     (logs / "repeated.jsonl").write_text("\n".join([clean, *repeated]) + "\n", encoding="utf-8")
     conn = warehouse.connect(tmp_path / "w.duckdb")
     log = discover(logs)[0]
-    params = {name: None for name in ingest.FAST_LANE_PARAMS} | {
-        "deployment_names": [], "deployment_models": [], "earliest": "2000-01-01", "latest": "2030-01-01"}
-    assert ingest._fast_lane(conn, log, params).to_pylist() == []  # every line taken
+    assert ingest._fast_lane(conn, log, lane_params(log)).to_pylist() == []  # every line taken
     conn.close()
     usage, quarantine = assert_same(tmp_path, logs)
     prompt = body["usage"]["prompt_tokens"]
@@ -263,17 +265,15 @@ def test_gzip_files_take_the_fast_lane_and_stage_identically(tmp_path):
     assert len(usage) > 200 and len(quarantine) > 30, (len(usage), len(quarantine))
     conn = warehouse.connect(tmp_path / "lane.duckdb")
     conn.execute(statement("ingest/file_rows__create"))  # stage_file creates it before the lane runs
-    params = {name: None for name in ingest.FAST_LANE_PARAMS} | {
-        "deployment_names": [], "deployment_models": [], "earliest": "2000-01-01", "latest": "2030-01-01"}
     found = {log.relative: log for log in discover(logs)}
-    deferred = ingest._fast_lane(conn, found["clean.jsonl.gz"], params)
+    deferred = ingest._fast_lane(conn, found["clean.jsonl.gz"], lane_params(found["clean.jsonl.gz"]))
     accepted = conn.execute("select count(*) from fast_items where accepted").fetchall()[0][0]
     assert deferred is not None and accepted + len(deferred) == 500 and accepted > 150
-    assert ingest._fast_lane(conn, found["blank.jsonl.gz"], params) is None  # blank line: the general reader
+    assert ingest._fast_lane(conn, found["blank.jsonl.gz"], lane_params(found["blank.jsonl.gz"])) is None  # blank line: the general reader
     # a stream cut short: the general reader keeps the lines before the cut and quarantines the tail
     (logs / "blank.jsonl.gz").unlink()
     (logs / "clean.jsonl.gz").write_bytes(data[:len(data) // 2])
-    assert ingest._fast_lane(conn, discover(logs)[0], params) is None
+    assert ingest._fast_lane(conn, discover(logs)[0], lane_params(discover(logs)[0])) is None
     assert_same(tmp_path / "cut", logs)
 
 
