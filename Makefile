@@ -4,6 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.install-stamp
 DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+# the bundled demo: its logs, an absolute warehouse path, and partitions from the demo's first day
+DEMO_ENV := CACHEMETER_LOGS=$(CURDIR)/fixtures/demo_logs CACHEMETER_DB=$(CURDIR)/warehouse/cachemeter.duckdb \
+	CACHEMETER_PARTITIONS_START=2026-11-18 DAGSTER_HOME=$(DAGSTER_HOME)
 
 .PHONY: install demo test dagster-dev clean
 
@@ -18,16 +21,16 @@ install: $(STAMP)
 ## Run the main job on the bundled demo logs (embedded DuckDB file warehouse/cachemeter.duckdb).
 demo: $(STAMP)
 	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
-	DAGSTER_HOME=$(DAGSTER_HOME) $(BIN)/cachemeter run
+	$(DEMO_ENV) $(BIN)/cachemeter run
 
 ## Run the test suite.
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## Dagster UI with the repository's dagster.yaml: http://127.0.0.1:3000
+## Dagster UI and daemon (schedule and sensors on) on the demo, with the repository's dagster.yaml: http://127.0.0.1:3000
 dagster-dev: $(STAMP)
 	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
-	DAGSTER_HOME=$(DAGSTER_HOME) $(BIN)/dagster dev -m pipelines.definitions
+	$(DEMO_ENV) $(BIN)/dagster dev -m pipelines.definitions
 
 clean:
 	rm -rf warehouse .dagster_home .pytest_cache

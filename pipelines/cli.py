@@ -42,13 +42,16 @@ class OutputFormat(str, Enum):
 
 @app.command()
 def run(
-    logs: Path = typer.Option(None, "--logs", help="Folder of usage logs (searched recursively). Default: the bundled demo logs."),
+    logs: Path = typer.Option(None, "--logs", envvar="CACHEMETER_LOGS",
+                              help="Folder of usage logs (searched recursively). Default: the bundled demo logs."),
     db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file (created if missing)."),
     prices: Path = typer.Option(None, "--prices", help="Price override CSV: provider,model,effective_from,input_per_mtok,"
                                 "cache_read_per_mtok,cache_write_5m_per_mtok,cache_write_1h_per_mtok,output_per_mtok"),
     follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Follow symlinks that leave the logs folder."),
     all_days: bool = typer.Option(False, "--all-days", help="Rebuild every staged UTC day, not only the days whose "
                                   "logs or prices changed (for example after changing alert thresholds)."),
+    wait: float = typer.Option(0, "--wait", min=0, help="Seconds to wait for another run holding the warehouse "
+                               "before giving up (default: give up at once, naming the holder)."),
 ) -> None:
     """Stage new or changed logs, price them and rebuild the UTC days they touch; print the daily savings.
 
@@ -73,8 +76,8 @@ def run(
 
         progress.set_listener(listener)
         try:
-            result = runner.run_pipeline(all_days=all_days)
-        except runner.PipelineError as exc:
+            result = runner.run_pipeline(all_days=all_days, wait_seconds=wait)
+        except (runner.PipelineError, warehouse.WarehouseBusyError) as exc:
             err_console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(1) from exc
         finally:

@@ -1,9 +1,11 @@
-"""Run cachemeter's assets in-process, the way the CLI does: stage logs, price, then every day present.
+"""Run cachemeter the way the nightly automation does, in-process: the same named jobs, the same ranges.
 
-``run_pipeline`` sets the ``CACHEMETER_*`` variables, loads the code location's definitions and
-materializes (1) the unpartitioned ingest and pricing assets, then (2) the daily assets over the
-range of UTC days found in the staged logs, as one single-run backfill (assets read the whole
-partition window). Runs are recorded in ``DAGSTER_HOME`` when it is set, else in an ephemeral instance.
+``run_pipeline`` executes ``cachemeter_ingest`` (stage logs, rebuild the price book, check built days),
+then one ``cachemeter_daily`` run per range of pending UTC days (``sql/core/pending_days__ranges.sql``,
+the file ``pending_days_sensor`` reads too), or ``cachemeter_publish`` when no day is pending. Runs are
+recorded under those job names in ``DAGSTER_HOME`` when it is set (the UI lists them beside the
+scheduled ones), else in an ephemeral instance. The warehouse is held for the whole run: a second run
+waits up to ``wait_seconds`` for it, then stops with a one-line ``WarehouseBusyError``.
 """
 
 from __future__ import annotations
@@ -15,14 +17,10 @@ from pathlib import Path
 
 import dagster as dg
 
+from pipelines.defs.nightly.jobs import daily_job, ingest_job, publish_job, range_tags
+from pipelines.defs.settings import DEFAULT_LOGS, CachemeterSettings
 from pipelines.lib import expectations, progress, report, warehouse
 from pipelines.lib.sql import statement
-
-INGEST_KEYS = [["stage", "files"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
-DAILY_KEYS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "prefix_families"],
-              ["marts", "cost_reconciliation"],
-              ["marts", "cache_alerts"]]
-PUBLISH_KEYS = [["publish", "warehouse_snapshot"], ["publish", "cache_report"]]
 
 
 class PipelineError(RuntimeError):
@@ -38,9 +36,12 @@ class RunResult:
 
 
 def configure(logs: Path | None, db: Path, prices: Path | None, follow_symlinks: bool = False) -> None:
-    """Point the definitions at a logs folder, warehouse file and price overrides (via environment)."""
-    if logs is not None:
-        os.environ["CACHEMETER_LOGS"] = str(Path(logs).resolve())
+    """Point the definitions at a logs folder (default: the bundled demo), warehouse file and price overrides.
+
+    The definitions read these as ``CACHEMETER_*`` environment variables (``defs/settings.py``), so a
+    Dagster deployment configured by its environment runs exactly what the CLI runs.
+    """
+    os.environ["CACHEMETER_LOGS"] = str(Path(logs if logs is not None else DEFAULT_LOGS).resolve())
     os.environ["CACHEMETER_DB"] = str(Path(db).resolve())
     if prices is not None:
         os.environ["CACHEMETER_PRICES"] = str(Path(prices).resolve())
@@ -49,53 +50,51 @@ def configure(logs: Path | None, db: Path, prices: Path | None, follow_symlinks:
     os.environ["CACHEMETER_FOLLOW_SYMLINKS"] = "1" if follow_symlinks else "0"
 
 
-def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = False) -> RunResult:
-    """Materialize ingest and pricing, then the UTC days whose data changed. Raises ``PipelineError``.
+def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = False,
+                 wait_seconds: float = 0) -> RunResult:
+    """Stage and price, then rebuild the pending UTC days; raises ``PipelineError`` or ``WarehouseBusyError``.
 
     The days rebuilt are those in ``stage.pending_days``: days touched by new, late or edited files
-    (and the staged days after them whose baselines read them),
-    every staged day when the price book changed, and days a run did not finish. A nightly run on top
-    of a long history therefore costs what the new day costs. ``all_days`` rebuilds every staged day
-    (after changing alert thresholds, for example).
+    (and the staged days after them whose baselines read them), every staged day when the price book
+    changed, and days a run did not finish. A nightly run on top of a long history therefore costs what
+    the new day costs. ``all_days`` rebuilds every staged day (after changing alert thresholds, for example).
     """
+    from pipelines.defs.nightly.sensors import pending_ranges
     from pipelines.definitions import defs as load_defs
 
     defs = load_defs()
-    assets = list(defs.assets or [])
-    resources = dict(defs.resources or {})
     if instance is None and os.environ.get("DAGSTER_HOME"):
         Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)  # Dagster requires it to exist
         instance = dg.DagsterInstance.get()
     instance = instance or dg.DagsterInstance.ephemeral()
-    quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+    dependent_days = CachemeterSettings.from_env().dependent_days
 
     # seconds of imports and of bundling the report's JavaScript, overlapped with staging (in DuckDB)
     expectations.preload()
     report.preload()
-    with warehouse.held_open(os.environ["CACHEMETER_DB"]) as conn:  # one open instance for every asset
-        _materialize(assets, resources, INGEST_KEYS, instance, quiet, {}, "ingest and pricing")
+    # one open instance for every asset, and the lock that keeps a second run out
+    with warehouse.held_for_run(os.environ["CACHEMETER_DB"], wait_seconds) as conn:
+        _execute(defs, ingest_job.name, instance, {}, "ingest and pricing")
         if all_days:
             conn.execute(statement("core/pending_days__insert_all"))
-        first, last = conn.execute("select min(day), max(day) from stage.pending_days").fetchall()[0]
-        if first is None:
-            _materialize(assets, resources, PUBLISH_KEYS, instance, quiet, {}, "publishing the snapshot")
+        ranges = pending_ranges(conn, dependent_days)
+        if not ranges:
+            _execute(defs, publish_job.name, instance, {}, "publishing the snapshot")
             return RunResult(None, None)
-        tags = {"dagster/asset_partition_range_start": first.isoformat(),
-                "dagster/asset_partition_range_end": last.isoformat()}
-        days = (last - first).days + 1
-        progress.report("build", 0, days, f"{first} .. {last}")
-        _materialize(assets, resources, DAILY_KEYS, instance, quiet, tags, f"days {first} .. {last}")
-        progress.report("build", days, days, f"{first} .. {last}")
-        progress.report("publish", 0, 1, "snapshot and report")
-        _materialize(assets, resources, PUBLISH_KEYS, instance, quiet, {}, "publishing the snapshot")
-        progress.report("publish", 1, 1, "snapshot and report")
-    return RunResult(first, last)
+        total = sum((last - first).days + 1 for first, last, _, _ in ranges)
+        done = 0
+        for first, last, _, _ in ranges:
+            progress.report("build", done, total, f"{first} .. {last}")
+            _execute(defs, daily_job.name, instance, range_tags(first, last), f"days {first} .. {last}")
+            done += (last - first).days + 1
+        progress.report("build", total, total, f"{ranges[0][0]} .. {ranges[-1][1]}")
+    return RunResult(ranges[0][0], ranges[-1][1])
 
 
-def _materialize(assets, resources, keys, instance, run_config, tags, what: str) -> None:
-    selection = dg.AssetSelection.assets(*[dg.AssetKey(k) for k in keys])
-    result = dg.materialize(assets, resources=resources, selection=selection, instance=instance,
-                            run_config=run_config, tags=tags, raise_on_error=False)
+def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict, what: str) -> None:
+    quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+    result = defs.get_job_def(job_name).execute_in_process(
+        instance=instance, run_config=quiet, tags={**tags, "cachemeter/trigger": "cli"}, raise_on_error=False)
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]
         detail = _root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"

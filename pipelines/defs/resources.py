@@ -1,32 +1,58 @@
-"""Resources: one DuckDB warehouse (``duckdb``) and the run settings (``settings``)."""
+"""Resources: one DuckDB warehouse (``duckdb``) and the run settings (``settings``).
+
+The warehouse path and the logs folder are ``dg.EnvVar`` values, resolved when a run (or sensor tick)
+starts, not when the code loads: ``CACHEMETER_DB`` (an absolute path) and ``CACHEMETER_LOGS`` must be
+set where the code location runs (the CLI sets both from its options; ``make dagster-dev`` points them
+at the bundled demo; a deployment sets its own). A missing variable fails the run with Dagster's
+message naming it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
 
-from pipelines.defs.settings import CachemeterSettings, database_path
+from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import warehouse
+
+
+class WarehousePathError(ValueError):
+    """``CACHEMETER_DB`` is not an absolute path (a relative one would follow the working directory)."""
 
 
 @contextmanager
 def warehouse_connection(resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection from the resource with UTC set and the schema created (see ``lib.warehouse``)."""
-    with resource.get_connection() as conn:
+    """A connection from the resource with UTC set and the schema created (see ``lib.warehouse``).
+
+    Raises ``WarehousePathError`` when the resource's path is relative; creates the file's folder. When
+    another process holds the file's write lock (a CLI run beside a scheduled one), the step asks Dagster
+    to run it again later (``dg.RetryRequested``: up to 5 times, 30 s apart) instead of failing the run.
+    """
+    database = Path(resource.database)
+    if not database.is_absolute():
+        raise WarehousePathError(f"CACHEMETER_DB must be an absolute path, got {resource.database!r}")
+    database.parent.mkdir(parents=True, exist_ok=True)  # DuckDB creates the file, not its folder
+    with ExitStack() as stack:
+        try:
+            conn = stack.enter_context(resource.get_connection())
+        except duckdb.IOException as exc:
+            holder = warehouse.lock_holder(exc)
+            if holder is None:
+                raise
+            raise dg.RetryRequested(max_retries=5, seconds_to_wait=30) from warehouse.WarehouseBusyError(
+                f"the warehouse {database} is in use by {holder}")
         yield warehouse.prepare(conn)
 
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    """Register the warehouse and settings; both read ``CACHEMETER_*`` variables when loaded."""
-    database = Path(database_path())
-    database.parent.mkdir(parents=True, exist_ok=True)  # DuckDB creates the file, not its folder
+    """Register the warehouse and settings (paths resolved at run time, thresholds from ``cachemeter.yaml``)."""
     return dg.Definitions(resources={
-        "duckdb": DuckDBResource(database=str(database), connection_config=warehouse.CONNECTION_CONFIG),
-        "settings": CachemeterSettings.from_env(),
+        "duckdb": DuckDBResource(database=dg.EnvVar("CACHEMETER_DB"), connection_config=warehouse.CONNECTION_CONFIG),
+        "settings": CachemeterSettings.from_env(logs_dir=dg.EnvVar("CACHEMETER_LOGS")),
     })

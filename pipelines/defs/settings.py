@@ -1,9 +1,16 @@
 """Run settings shared by the assets, read from environment variables with documented defaults.
 
+This table is the one list of cachemeter's environment variables. ``CACHEMETER_DB`` and
+``CACHEMETER_LOGS`` are resolved when a run starts (``dg.EnvVar`` in ``resources.py``); the partition
+start, the nightly cron and the deadline hour are part of the definitions, read when the code loads.
+
 | variable                      | default                          | meaning                                   |
 |-------------------------------|----------------------------------|-------------------------------------------|
-| CACHEMETER_DB                 | warehouse/cachemeter.duckdb      | DuckDB warehouse file (embedded, no server) |
-| CACHEMETER_LOGS               | fixtures/demo_logs (bundled demo)| folder scanned recursively for usage logs |
+| CACHEMETER_DB                 | (required; CLI: --db)            | DuckDB warehouse file, absolute path (embedded, no server) |
+| CACHEMETER_LOGS               | (required; CLI: --logs, demo)    | folder scanned recursively for usage logs |
+| CACHEMETER_PARTITIONS_START   | 2020-01-01                       | first daily partition (UTC date); earlier records are quarantined |
+| CACHEMETER_NIGHTLY_CRON       | 30 2 * * *                       | when the nightly schedule stages the logs (UTC) |
+| CACHEMETER_NIGHTLY_DEADLINE_HOUR | 6                             | hour (UTC) by which yesterday must be built, else a notice |
 | CACHEMETER_PRICES             | (none)                           | price override CSV (USD per million tokens) |
 | CACHEMETER_FOLLOW_SYMLINKS    | 0                                | follow symlinks that leave the logs folder |
 | CACHEMETER_ALERT_MIN_DROP     | 0.20                             | hit_rate_drop: absolute drop of token hit rate |
@@ -37,7 +44,7 @@ class CachemeterSettings(dg.ConfigurableResource):
     ``CACHEMETER_ALERT_*`` variables above override the hit-rate ones.
     """
 
-    logs_dir: str = DEFAULT_LOGS
+    logs_dir: str = ""  # no default: a deployment names its logs folder (the CLI defaults to the bundled demo)
     prices_file: str | None = None
     follow_symlinks: bool = False
     alert_min_drop: float = 0.20
@@ -71,17 +78,18 @@ class CachemeterSettings(dg.ConfigurableResource):
         return max(3 * self.alert_baseline_days, self.roi_window_days)
 
     @classmethod
-    def from_env(cls) -> "CachemeterSettings":
+    def from_env(cls, logs_dir: str | dg.EnvVar | None = None) -> "CachemeterSettings":
         """Settings from ``cachemeter.yaml`` and the ``CACHEMETER_*`` variables (see the module docstring).
 
-        Raises ``ValueError`` naming the file when the configuration cannot be read.
+        ``logs_dir`` overrides ``CACHEMETER_LOGS`` (the Dagster resource passes ``dg.EnvVar``, resolved
+        when a run starts). Raises ``ValueError`` naming the file when the configuration cannot be read.
         """
         env = os.environ
         config = load_config(Path(env.get("CACHEMETER_CONFIG", DEFAULT_CONFIG)))
         alerts, webhook = config.get("alerts", {}), config.get("webhook", {})
         rule = lambda name: alerts.get(name) or {}  # noqa: E731
         return cls(
-            logs_dir=env.get("CACHEMETER_LOGS", DEFAULT_LOGS),
+            logs_dir=logs_dir if logs_dir is not None else env.get("CACHEMETER_LOGS", ""),
             prices_file=env.get("CACHEMETER_PRICES") or None,
             follow_symlinks=env.get("CACHEMETER_FOLLOW_SYMLINKS", "0") == "1",
             alert_min_drop=float(env.get("CACHEMETER_ALERT_MIN_DROP", rule("hit_rate_drop").get("min_drop", 0.20))),
@@ -114,8 +122,3 @@ def load_config(path: Path) -> dict:
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping with 'alerts' and 'webhook'")
     return data
-
-
-def database_path() -> str:
-    """The warehouse file from ``CACHEMETER_DB`` (default ``warehouse/cachemeter.duckdb``)."""
-    return os.environ.get("CACHEMETER_DB", DEFAULT_DB)

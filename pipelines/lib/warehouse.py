@@ -12,7 +12,9 @@ from contextlib import contextmanager
 from functools import cache
 import hashlib
 import os
+import re
 import shutil
+import time
 from pathlib import Path
 
 import duckdb
@@ -106,6 +108,48 @@ def held_open(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     same file inside the block must use ``CONNECTION_CONFIG`` (``connect`` and the Dagster resource do).
     """
     with connect(db_path) as conn:
+        yield conn
+
+
+class WarehouseBusyError(RuntimeError):
+    """Another process holds the warehouse file's write lock; the message names the holder (one line)."""
+
+
+_LOCK_HOLDER = re.compile(r"held in (.+?) \(PID (\d+)\)")
+
+
+def lock_holder(error: duckdb.IOException) -> str | None:
+    """``"PID 123 (/usr/bin/python3)"`` from DuckDB's lock error, None when the error is not a lock conflict."""
+    text = str(error)
+    if "lock" not in text.lower():
+        return None
+    match = _LOCK_HOLDER.search(text)
+    return f"PID {match.group(2)} ({match.group(1)})" if match else "another process"
+
+
+@contextmanager
+def held_for_run(db_path: str | Path, wait_seconds: float = 0, poll_seconds: float = 1.0
+                 ) -> Iterator[duckdb.DuckDBPyConnection]:
+    """``held_open`` for a whole run, waiting up to ``wait_seconds`` for another process's write lock.
+
+    DuckDB takes the lock when the file is opened and has no option to wait for it, hence this loop.
+    Raises ``WarehouseBusyError`` naming the holder when the wait runs out; nothing is written before.
+    """
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            conn = connect(db_path)
+            break
+        except duckdb.IOException as exc:
+            holder = lock_holder(exc)
+            if holder is None:
+                raise
+            if time.monotonic() >= deadline:
+                waited = f" after waiting {wait_seconds:g} s" if wait_seconds else ""
+                raise WarehouseBusyError(f"the warehouse {db_path} is in use by {holder}{waited}; "
+                                         "try again when that run ends, or pass --wait SECONDS") from None
+            time.sleep(poll_seconds)
+    with conn:
         yield conn
 
 

@@ -1,4 +1,4 @@
-"""Post alerts to a webhook once each, with retries, recording every attempt.
+"""Post alerts to a webhook once each, recording every attempt.
 
 The body is Slack-compatible (``{"text": ...}``, which Slack, Mattermost and most chat webhooks
 accept) and also carries the alert's fields for machines. Sent with the standard library's
@@ -9,7 +9,6 @@ logged, returned or stored, and error messages are scrubbed of it.
 from __future__ import annotations
 
 import json
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -31,7 +30,7 @@ class DeliveryError(Exception):
 
 @dataclass(frozen=True)
 class DeliveryReport:
-    """Counts of one delivery pass: alerts delivered, alerts still failing after their retries."""
+    """Counts of one delivery pass: alerts delivered, alerts whose post failed (tried again next pass)."""
 
     delivered: int
     failed: int
@@ -63,35 +62,27 @@ def post_json(url: str, body: dict, timeout_seconds: float = 10) -> int:
         raise DeliveryError(str(reason).replace(url, "<webhook>")) from None
 
 
-def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str, post: Callable[[str, dict], int] = post_json,
-                    retries: int = 3, backoff_seconds: float = 0.5,
-                    sleep: Callable[[float], None] = time.sleep) -> DeliveryReport:
-    """Post every alert without a 'delivered' record, each up to ``retries`` times with exponential backoff.
+def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str,
+                    post: Callable[[str, dict], int] = post_json) -> DeliveryReport:
+    """Post every alert without a 'delivered' record once; returns how many were delivered and how many failed.
 
-    Each attempt is recorded in ``marts.alert_deliveries``; an alert that still fails is tried again
-    on the next pass. An alert already delivered is never posted again.
+    Each attempt is recorded in ``marts.alert_deliveries`` (numbered per alert across passes); an alert
+    that fails is tried again on the next pass, and an alert already delivered is never posted again.
+    There is no retry loop here: the asset that calls this (``marts/alert_deliveries``) fails when any
+    alert failed, and its Dagster ``RetryPolicy`` runs the pass again with backoff.
     """
     cursor = conn.execute(statement("alerts/alert_deliveries__pending"))
     columns = [d[0] for d in cursor.description]
     pending = [dict(zip(columns, row)) for row in cursor.fetchall()]
     delivered = failed = 0
     for alert in pending:
-        attempt = alert["attempts"]
-        for round_ in range(retries):
-            attempt += 1
-            try:
-                status, error = post(url, payload(alert)), None
-            except DeliveryError as exc:
-                status, error = exc.http_status, str(exc).replace(url, "<webhook>")
-            ok = error is None and status is not None and 200 <= status < 300
-            conn.execute(statement("alerts/alert_deliveries__insert"), {
-                "alert_id": alert["alert_id"], "attempt": attempt, "status": "delivered" if ok else "failed",
-                "http_status": status, "error": error})
-            if ok:
-                delivered += 1
-                break
-            if round_ < retries - 1:
-                sleep(backoff_seconds * 2 ** round_)
-        else:
-            failed += 1
+        try:
+            status, error = post(url, payload(alert)), None
+        except DeliveryError as exc:
+            status, error = exc.http_status, str(exc).replace(url, "<webhook>")
+        ok = error is None and status is not None and 200 <= status < 300
+        conn.execute(statement("alerts/alert_deliveries__insert"), {
+            "alert_id": alert["alert_id"], "attempt": alert["attempts"] + 1, "status": "delivered" if ok else "failed",
+            "http_status": status, "error": error})
+        delivered, failed = delivered + ok, failed + (not ok)
     return DeliveryReport(delivered, failed)

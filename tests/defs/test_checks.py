@@ -30,22 +30,24 @@ def db(clean_db, tmp_path):
 def test_every_check_passes_on_a_clean_run_and_is_recorded(tmp_path):
     from pipelines.definitions import defs
     from pipelines import runner
+    from pipelines.defs.nightly import jobs
 
     hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))
     runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", None)
     loaded = defs()
-    result = dg.materialize(list(loaded.assets), resources=dict(loaded.resources), instance=dg.DagsterInstance.ephemeral(),
-                            selection=dg.AssetSelection.assets(*[dg.AssetKey(k) for k in runner.INGEST_KEYS]))
+    definitions = list(loaded.assets) + list(loaded.asset_checks)
+    result = dg.materialize(definitions, resources=dict(loaded.resources), instance=dg.DagsterInstance.ephemeral(),
+                            selection=dg.AssetSelection.assets(*[dg.AssetKey(k) for k in jobs.INGEST_ASSETS]))
     evaluations = result.get_asset_check_evaluations()
-    result = dg.materialize(list(loaded.assets), resources=dict(loaded.resources), instance=dg.DagsterInstance.ephemeral(),
-                            selection=dg.AssetSelection.assets(*[dg.AssetKey(k) for k in runner.DAILY_KEYS]),
+    result = dg.materialize(definitions, resources=dict(loaded.resources), instance=dg.DagsterInstance.ephemeral(),
+                            selection=dg.AssetSelection.assets(*[dg.AssetKey(k) for k in jobs.DAILY_ASSETS]),
                             partition_key="2026-11-08")
     evaluations += result.get_asset_check_evaluations()
     names = {e.check_name: e.passed for e in evaluations}
     assert names == {"rows_in_equal_accepted_plus_quarantined": True, "token_classes_sum_to_prompt": True,
                      "request_id_unique": True, "usage_distributions": True, "priced_rows_equal_usage_rows": True,
                      "cost_equals_tokens_times_prices": True, "cost_distributions": True,
-                     "totals_equal_line_items": True, "savings_distributions": True}
+                     "totals_equal_line_items": True, "savings_distributions": True, "agrees_with_core_usage": True}
     gx_metadata = next(e for e in evaluations if e.check_name == "usage_distributions").metadata
     assert gx_metadata["rows_checked"].value == 60
 
@@ -128,13 +130,14 @@ def test_distribution_checks_pass_on_every_supported_format(tmp_path):
     import shutil
 
     from pipelines import runner
+    from pipelines.defs.nightly import jobs
     from pipelines.definitions import defs
     from tests.conftest import REPO
 
     shutil.copytree(REPO / "fixtures" / "formats", tmp_path / "logs")
     runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", None)
     loaded = defs()
-    for keys, partition in ((runner.INGEST_KEYS, None), (runner.DAILY_KEYS, "2026-11-20")):
+    for keys, partition in ((jobs.INGEST_ASSETS, None), (jobs.DAILY_ASSETS, "2026-11-20")):
         result = dg.materialize(list(loaded.assets), resources=dict(loaded.resources), instance=dg.DagsterInstance.ephemeral(),
                                 selection=dg.AssetSelection.assets(*[dg.AssetKey(k) for k in keys]), partition_key=partition)
         failed = [(e.check_name, e.metadata) for e in result.get_asset_check_evaluations() if not e.passed]

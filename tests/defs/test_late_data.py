@@ -17,51 +17,51 @@ def late_rows(n: int) -> list[dict]:
             for i in range(n)]
 
 
-def evaluate(sensor):
-    from pipelines.defs.settings import CachemeterSettings
+def evaluate(sensor, instance=None):
+    """Evaluate a sensor as the daemon would, with the code location's own resources."""
+    from pipelines.definitions import defs
 
-    result = sensor(dg.build_sensor_context(resources={"settings": CachemeterSettings.from_env()}))
-    return result if isinstance(result, list) else []
+    resources = dict(defs().resources)
+    context = dg.build_sensor_context(instance=instance or dg.DagsterInstance.ephemeral(),
+                                      resources={k: resources[k] for k in ("duckdb", "settings")})
+    result = sensor(context)
+    return result if isinstance(result, list) else [result] if isinstance(result, dg.RunRequest) else []
 
 
-def test_a_late_file_is_staged_and_its_day_and_the_days_reading_it_are_rebuilt_once(tmp_path):
-    from pipelines import runner
+def test_a_late_file_is_staged_and_its_day_and_the_days_reading_it_are_rebuilt_in_one_run(tmp_path):
     from pipelines.defs.ingest.sensors import late_logs_sensor
+    from pipelines.defs.nightly.sensors import pending_days_sensor
     from pipelines.definitions import defs
 
     hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))  # 2026-11-01 .. 2026-11-10
     db = run_pipeline(tmp_path, tmp_path / "logs")
-    assert evaluate(late_logs_sensor) == []  # nothing new
+    assert evaluate(late_logs_sensor) == [] and evaluate(pending_days_sensor) == []  # nothing new
     before = dict(query(db, "select day, requests from marts.daily_savings"))
 
     write_jsonl(tmp_path / "logs" / "late" / "2026-11-03-replay.jsonl", late_rows(12))
     (request,) = evaluate(late_logs_sensor)
     assert request.job_name == "cachemeter_ingest" and request.partition_key is None
 
-    loaded = defs()
-    assets, resources = list(loaded.assets), dict(loaded.resources)
-    keys = lambda ks: dg.AssetSelection.assets(*[dg.AssetKey(k) for k in ks])  # noqa: E731
-    assert dg.materialize(assets, resources=resources, selection=keys(runner.INGEST_KEYS),
-                          instance=dg.DagsterInstance.ephemeral()).success
-    # the late day, and the staged days whose baselines read it (up to 21 days after it by default)
-    requests = evaluate(late_logs_sensor)
-    assert {r.job_name for r in requests} == {"cachemeter_nightly"}
-    assert [r.partition_key for r in requests] == [f"2026-11-{d:02d}" for d in range(3, 11)]
-
-    for r in requests:
-        assert dg.materialize(assets, resources=resources, selection=keys(runner.DAILY_KEYS), partition_key=r.partition_key,
-                              instance=dg.DagsterInstance.ephemeral()).success
+    loaded, instance = defs(), dg.DagsterInstance.ephemeral()
+    assert loaded.get_job_def("cachemeter_ingest").execute_in_process(instance=instance).success
+    # one run over the late day and the staged days whose baselines read it (up to 21 days after it by default)
+    (request,) = evaluate(pending_days_sensor, instance)
+    assert request.job_name == "cachemeter_daily"
+    assert (request.tags["dagster/asset_partition_range_start"], request.tags["dagster/asset_partition_range_end"]) == (
+        "2026-11-03", "2026-11-10")
+    assert loaded.get_job_def("cachemeter_daily").execute_in_process(instance=instance, tags=request.tags).success
     after = dict(query(db, "select day, requests from marts.daily_savings"))
     assert after[date(2026, 11, 3)] == before[date(2026, 11, 3)] + 12
     assert {d: n for d, n in after.items() if d != date(2026, 11, 3)} == {d: n for d, n in before.items() if d != date(2026, 11, 3)}
     assert query(db, "select count(*), count(distinct request_id) from core.usage where request_id like 'late-%'") == [(12, 12)]
-    assert evaluate(late_logs_sensor) == []  # staged and rebuilt: nothing left to do
+    assert evaluate(late_logs_sensor) == [] and evaluate(pending_days_sensor, instance) == []  # nothing left to do
 
 
 def test_alert_baselines_come_from_stored_series_days_and_missing_ones_are_refilled(tmp_path):
     # a one-day rebuild reads its 7-day baseline from marts.series_days; a warehouse without those rows
     # (built before the table existed) gets them back from core.usage_priced on its next run
     from pipelines import runner
+    from pipelines.defs.nightly import jobs
     from pipelines.definitions import defs
 
     hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))
@@ -74,7 +74,7 @@ def test_alert_baselines_come_from_stored_series_days_and_missing_ones_are_refil
     with duckdb.connect(str(db)) as conn:
         conn.execute("delete from marts.series_days where day < '2026-11-08'")
     loaded = defs()
-    keys = dg.AssetSelection.assets(*[dg.AssetKey(k) for k in runner.DAILY_KEYS])
+    keys = dg.AssetSelection.assets(*[dg.AssetKey(k) for k in jobs.DAILY_ASSETS])
     assert dg.materialize(list(loaded.assets), resources=dict(loaded.resources), selection=keys,
                           partition_key="2026-11-08", instance=dg.DagsterInstance.ephemeral()).success
     assert query(db, series) == built_series

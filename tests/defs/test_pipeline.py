@@ -9,23 +9,25 @@ import dagster as dg
 from tests.conftest import query, run_pipeline, snapshot, write_jsonl, write_prices
 
 
-def test_definitions_load_with_assets_schedule_and_job():
+def test_definitions_load_with_assets_jobs_schedule_and_sensors():
     from pipelines.definitions import defs
+    from pipelines.defs.nightly.schedules import nightly_schedule
 
     loaded = defs()
     keys = {k.to_user_string() for k in loaded.resolve_all_asset_keys()}
     assert keys == {"stage/files", "core/quarantine", "core/prices", "core/cache_minimums", "core/usage",
                     "core/usage_costs", "marts/daily_savings", "marts/prefix_families", "marts/cost_reconciliation", "marts/cache_alerts",
-                    "publish/warehouse_snapshot", "publish/cache_report"}
-    assert loaded.resolve_job_def("cachemeter_nightly") is not None
-    assert loaded.resolve_schedule_def("nightly_schedule") is not None
-    assert loaded.resolve_sensor_def("alert_webhook_sensor") is not None
-    assert loaded.resolve_sensor_def("late_logs_sensor") is not None
-    from pipelines.defs.jobs import nightly_schedule
-
+                    "marts/alert_deliveries", "publish/warehouse_snapshot", "publish/cache_report"}
+    for job in ("cachemeter_ingest", "cachemeter_daily", "cachemeter_publish"):
+        assert loaded.resolve_job_def(job).tags["cachemeter/warehouse"] == "1"  # one run at a time (dagster.yaml)
+    # on by default: the nightly schedule and the sensors that finish and watch it
+    assert loaded.resolve_schedule_def("nightly_schedule").default_status == dg.DefaultScheduleStatus.RUNNING
+    for sensor in ("pending_days_sensor", "run_failure_notice", "nightly_watchdog"):
+        assert loaded.resolve_sensor_def(sensor).default_status == dg.DefaultSensorStatus.RUNNING, sensor
+    assert loaded.resolve_sensor_def("late_logs_sensor").default_status == dg.DefaultSensorStatus.STOPPED
     request = nightly_schedule(dg.build_schedule_context(
         scheduled_execution_time=datetime(2026, 11, 29, 2, 30, tzinfo=timezone.utc)))
-    assert request.partition_key == "2026-11-28"
+    assert request.run_key == "2026-11-29T02:30" and request.partition_key is None  # stages; the sensor rebuilds
 
 
 def test_worked_example_50k_requests_90_percent_cached(tmp_path):

@@ -1,4 +1,4 @@
-"""Alert delivery (lib/webhook.py and the Dagster sensor) against a real HTTP server on 127.0.0.1."""
+"""Alert delivery (lib/webhook.py and the marts/alert_deliveries asset) against a real HTTP server on 127.0.0.1."""
 
 import json
 import threading
@@ -62,8 +62,8 @@ def test_each_alert_is_posted_once_across_two_passes(warehouse_with_alerts, tmp_
     receiver = Receiver()
     try:
         with duckdb.connect(str(db)) as conn:
-            first = webhook.deliver_pending(conn, receiver.url, sleep=lambda s: None)
-            second = webhook.deliver_pending(conn, receiver.url, sleep=lambda s: None)
+            first = webhook.deliver_pending(conn, receiver.url)
+            second = webhook.deliver_pending(conn, receiver.url)
             alerts = conn.execute("select count(*) from marts.cache_alerts").fetchall()[0][0]
     finally:
         receiver.close()
@@ -72,44 +72,46 @@ def test_each_alert_is_posted_once_across_two_passes(warehouse_with_alerts, tmp_
     assert receiver.bodies[0]["text"].startswith("[critical] hit_rate_drop on 2026-11-08: openai gpt-4.1 (acme/bot)")
 
 
-def test_a_failing_endpoint_is_retried_with_backoff_then_succeeds_without_duplicates(warehouse_with_alerts, tmp_path):
+def test_a_failing_post_is_tried_again_on_the_next_pass_without_duplicates(warehouse_with_alerts, tmp_path):
     from pipelines.lib import webhook
 
     db = copy_of(warehouse_with_alerts, tmp_path)
-    receiver = Receiver(failures=4)  # first alert: fails 3 times (gives up this pass); second: 1 failure then ok
-    waits = []
+    receiver = Receiver(failures=1)  # the first post answers HTTP 500
     try:
         with duckdb.connect(str(db)) as conn:
-            first = webhook.deliver_pending(conn, receiver.url, sleep=waits.append)
-            second = webhook.deliver_pending(conn, receiver.url, sleep=waits.append)
+            first = webhook.deliver_pending(conn, receiver.url)
+            second = webhook.deliver_pending(conn, receiver.url)
             attempts = conn.execute("select alert_id, attempt, status, http_status, error from marts.alert_deliveries "
                                     "order by attempted_at, attempt").fetchall()
     finally:
         receiver.close()
     assert (first.delivered, first.failed) == (2, 1) and (second.delivered, second.failed) == (1, 0)
-    assert waits[:2] == [0.5, 1.0]  # exponential backoff between retries
     assert len(receiver.bodies) == 3 and len({b["alert"]["alert_id"] for b in receiver.bodies}) == 3
-    assert [a[2] for a in attempts].count("delivered") == 3 and {a[3] for a in attempts if a[2] == "failed"} == {500}
-    assert all("SECRET-TOKEN" not in (a[4] or "") for a in attempts)
+    assert [a[2] for a in attempts] == ["failed", "delivered", "delivered", "delivered"]
+    assert attempts[0][0] == attempts[3][0] and (attempts[0][1], attempts[3][1]) == (1, 2)  # the same alert, attempt 2
+    assert attempts[0][3] == 500 and all("SECRET-TOKEN" not in (a[4] or "") for a in attempts)
 
 
-def test_sensor_delivers_and_keeps_the_url_out_of_its_messages(warehouse_with_alerts, tmp_path, monkeypatch):
+def test_the_delivery_asset_posts_once_retries_through_its_policy_and_keeps_the_url_out(
+        warehouse_with_alerts, tmp_path, monkeypatch):
     from dagster_duckdb import DuckDBResource
 
-    from pipelines.defs.alerts.sensors import alert_webhook_sensor
+    from pipelines.defs.alerts.assets import alert_deliveries
     from pipelines.defs.settings import CachemeterSettings
 
     db = copy_of(warehouse_with_alerts, tmp_path)
-    settings = CachemeterSettings()
-    context = dg.build_sensor_context(resources={"duckdb": DuckDBResource(database=str(db)), "settings": settings})
+    resources = {"duckdb": DuckDBResource(database=str(db)), "settings": CachemeterSettings()}
     monkeypatch.delenv("CACHEMETER_WEBHOOK_URL", raising=False)
-    assert "set CACHEMETER_WEBHOOK_URL" in alert_webhook_sensor(context).skip_message
+    skipped = dg.materialize([alert_deliveries], resources=resources, instance=dg.DagsterInstance.ephemeral())
+    (materialization,) = skipped.asset_materializations_for_node("marts__alert_deliveries")
+    assert "set CACHEMETER_WEBHOOK_URL" in materialization.metadata["webhook"].value
+    assert alert_deliveries.op.retry_policy.max_retries == 2  # Dagster retries a failing pass, not a loop of ours
     receiver = Receiver()
     monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", receiver.url)
     try:
-        result = alert_webhook_sensor(dg.build_sensor_context(
-            resources={"duckdb": DuckDBResource(database=str(db)), "settings": settings}))
+        result = dg.materialize([alert_deliveries], resources=resources, instance=dg.DagsterInstance.ephemeral())
     finally:
         receiver.close()
-    assert result.skip_message.startswith("delivered 3 alert(s)") and "SECRET-TOKEN" not in result.skip_message
-    assert b"SECRET-TOKEN" not in db.read_bytes()
+    (materialization,) = result.asset_materializations_for_node("marts__alert_deliveries")
+    assert materialization.metadata["delivered"].value == 3 and len(receiver.bodies) == 3
+    assert "SECRET-TOKEN" not in str(materialization.metadata) and b"SECRET-TOKEN" not in db.read_bytes()

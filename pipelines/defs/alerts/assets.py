@@ -1,5 +1,6 @@
-"""marts.cache_alerts: incidents such as a drop of the token hit rate against its trailing baseline."""
+"""marts.cache_alerts (incidents such as a drop of the token hit rate) and marts.alert_deliveries (webhook posts)."""
 
+import os
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
@@ -8,6 +9,7 @@ from pipelines.defs.daily import daily_asset
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
+from pipelines.lib import webhook
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
@@ -54,3 +56,28 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
         context.log.warning(f"{day} {severity}: {message}")
     table = "\n".join(["| day | severity | message |", "|---|---|---|"] + [f"| {d} | {s} | {m} |" for d, s, m in alerts])
     return dg.MaterializeResult(metadata={"dagster/row_count": len(alerts), "alerts": dg.MetadataValue.md(table)})
+
+
+@dg.asset(key=["marts", "alert_deliveries"], deps=[dg.AssetKey(["publish", "warehouse_snapshot"])], group_name="marts",
+          kinds={"duckdb"}, pool="duckdb",
+          # a webhook that is down for a moment: the pass runs again (only undelivered alerts are posted)
+          retry_policy=dg.RetryPolicy(max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL),
+          description="Every webhook delivery attempt of every alert (grain: alert, attempt); each alert is "
+                      "posted once to the URL in $CACHEMETER_WEBHOOK_URL (Slack-compatible JSON, never the URL).")
+def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
+                     settings: CachemeterSettings) -> dg.MaterializeResult:
+    """Post each undelivered alert once; fails (and is retried by its ``RetryPolicy``) while any post fails.
+
+    Runs after the snapshot is published, so a webhook outage never holds back the warehouse's readers;
+    the attempts it records reach the snapshot of the next run.
+    """
+    url = os.environ.get(settings.webhook_url_env)
+    if not url:
+        return dg.MaterializeResult(metadata={"delivered": 0, "failed": 0,
+                                              "webhook": f"not configured: set {settings.webhook_url_env}"})
+    with warehouse_connection(duckdb) as conn:
+        report = webhook.deliver_pending(conn, url)
+    if report.failed:
+        raise dg.Failure(f"{report.failed} alert(s) could not be delivered ({report.delivered} delivered); "
+                         "see marts.alert_deliveries", metadata={"delivered": report.delivered, "failed": report.failed})
+    return dg.MaterializeResult(metadata={"delivered": report.delivered, "failed": 0, "webhook": "configured"})

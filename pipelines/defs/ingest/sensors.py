@@ -1,61 +1,52 @@
-"""Late data: notice new or changed log files and rebuild exactly the days they touch.
+"""Late data within the day: notice new or changed log files and stage them without waiting for the night.
 
-``late_logs_sensor`` compares the logs folder with the manifest ``stage.files``. When a file is new
-or changed it requests a run of ``cachemeter_ingest`` (stage the files, rebuild prices); staging
-records the touched days in ``stage.pending_days``, and the sensor then requests one run of
-``cachemeter_nightly`` per pending day. Run keys make each request happen once.
+``late_logs_sensor`` (off by default: the nightly schedule stages every file anyway) compares the logs
+folder with the manifest ``stage.files`` and, when a file is new or changed, requests a
+``cachemeter_ingest`` run; ``pending_days_sensor`` then rebuilds the days that staging marked pending.
+Run keys make each request happen once.
 """
 
 import hashlib
-import os
 from pathlib import Path
 
 import dagster as dg
-import duckdb
+from duckdb import DuckDBPyConnection, IOException
+from dagster_duckdb import DuckDBResource
 
-from pipelines.defs.jobs import nightly_job
-from pipelines.defs.settings import CachemeterSettings, database_path
-from pipelines.lib import logfiles
-
-INGEST_SELECTION = dg.AssetSelection.assets(["stage", "files"], ["core", "quarantine"], ["core", "prices"],
-                                            ["core", "cache_minimums"])
-ingest_job = dg.define_asset_job("cachemeter_ingest", selection=INGEST_SELECTION,
-                                 description="Stage new or changed log files and rebuild the price book.")
+from pipelines.defs.nightly.jobs import ingest_job
+from pipelines.defs.settings import CachemeterSettings
+from pipelines.lib import logfiles, warehouse
 
 
-def changed_files(conn: duckdb.DuckDBPyConnection, settings: CachemeterSettings) -> list[logfiles.LogFile]:
+def changed_files(conn: DuckDBPyConnection, settings: CachemeterSettings) -> list[logfiles.LogFile]:
     """Log files whose size, mtime or source.yaml defaults differ from the manifest (new files included)."""
     known = {r[0]: r[1:] for r in conn.execute("select source_file, size_bytes, mtime_ns, defaults_sha from stage.files").fetchall()}
     return [log for log in logfiles.discover(Path(settings.logs_dir), settings.follow_symlinks)
             if known.get(log.relative) != (log.size_bytes, log.mtime_ns, log.defaults_sha)]
 
 
-@dg.sensor(jobs=[ingest_job, nightly_job], minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.STOPPED)
-def late_logs_sensor(context: dg.SensorEvaluationContext, settings: CachemeterSettings):
-    """Request staging for changed files, then one partition run per day they touched."""
-    path = database_path()
-    if not os.path.exists(path):
-        return dg.SkipReason("no warehouse yet: run the nightly job or `cachemeter run` once")
+@dg.sensor(jobs=[ingest_job], minimum_interval_seconds=300, default_status=dg.DefaultSensorStatus.STOPPED,
+           description="Stages new or changed log files during the day (the nightly schedule does it every night).")
+def late_logs_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResource, settings: CachemeterSettings):
+    """Request one ingest run for the files that are new or changed since they were staged."""
+    path = Path(duckdb.database)
+    if not path.exists():
+        return dg.SkipReason("no warehouse yet: the nightly schedule (or `cachemeter run`) creates it")
     try:
-        conn = duckdb.connect(path, read_only=True)
-    except duckdb.IOException:
+        conn = warehouse.connect(path, read_only=True)
+    except IOException:
         return dg.SkipReason("the warehouse is being written by a run; checking again next tick")
     with conn:
         changed = changed_files(conn, settings)
-        pending = conn.execute("select day, max(staged_at) from stage.pending_days group by day order by day").fetchall()
-    requests = []
-    if changed:
-        fingerprint = hashlib.sha256("|".join(f"{f.relative}:{f.size_bytes}:{f.mtime_ns}:{f.defaults_sha}"
-                                              for f in changed).encode()).hexdigest()[:16]
-        requests.append(dg.RunRequest(job_name=ingest_job.name, run_key=f"ingest-{fingerprint}",
-                                      tags={"cachemeter/changed_files": str(len(changed))}))
-    for day, staged_at in pending:
-        requests.append(dg.RunRequest(job_name=nightly_job.name, partition_key=day.isoformat(),
-                                      run_key=f"day-{day}-{staged_at.isoformat()}"))
-    return requests or dg.SkipReason("no new or changed log files, no pending days")
+    if not changed:
+        return dg.SkipReason("no new or changed log files")
+    fingerprint = hashlib.sha256("|".join(f"{f.relative}:{f.size_bytes}:{f.mtime_ns}:{f.defaults_sha}"
+                                          for f in changed).encode()).hexdigest()[:16]
+    return dg.RunRequest(job_name=ingest_job.name, run_key=f"ingest-{fingerprint}",
+                         tags={"cachemeter/changed_files": str(len(changed)), "cachemeter/trigger": "late_logs_sensor"})
 
 
 @dg.definitions
 def sensors() -> dg.Definitions:
-    """Register the late-data sensor and the ingest job it launches."""
-    return dg.Definitions(jobs=[ingest_job], sensors=[late_logs_sensor])
+    """Register the late-data sensor."""
+    return dg.Definitions(sensors=[late_logs_sensor])

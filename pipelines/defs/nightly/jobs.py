@@ -1,0 +1,64 @@
+"""The named jobs every run of cachemeter goes through, scheduled or from the CLI.
+
+A night is two kinds of run. ``cachemeter_ingest`` (unpartitioned) stages new, late or edited log
+files, rebuilds the price book and checks that no built day disagrees with its staged rows; staging
+records the UTC days whose rows changed in ``stage.pending_days``. ``cachemeter_daily`` then rebuilds
+one range of those days in a single run (daily assets read the whole partition window) and publishes
+the snapshot and the report. The CLI (``pipelines/runner.py``) and the automation
+(``schedules.py``, ``sensors.py``) run exactly these jobs, with ranges from one SQL file
+(``sql/core/pending_days__ranges.sql``), so the warehouse is the same whichever ran it.
+"""
+
+import dagster as dg
+
+from pipelines.defs.partitions import daily_partitions
+
+STAGED_FILES = dg.AssetKey(["stage", "files"])
+INGEST_ASSETS = [["stage", "files"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
+DAILY_ASSETS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "prefix_families"],
+                ["marts", "cost_reconciliation"], ["marts", "cache_alerts"]]
+PUBLISH_ASSETS = [["publish", "warehouse_snapshot"], ["publish", "cache_report"], ["marts", "alert_deliveries"]]
+# the consistency check of marts.daily_savings also runs right after staging: a day staged again but
+# not rebuilt yet then shows as failed in the UI until the daily run rebuilds it
+CONSISTENCY_CHECK = dg.AssetCheckKey(dg.AssetKey(["marts", "daily_savings"]), "agrees_with_core_usage")
+
+
+# dagster.yaml limits runs carrying this tag to one at a time (the queue holds the next one)
+WAREHOUSE_TAG = {"cachemeter/warehouse": "1"}
+
+
+def _assets(keys: list[list[str]]) -> dg.AssetSelection:
+    return dg.AssetSelection.assets(*[dg.AssetKey(k) for k in keys])
+
+
+ingest_job = dg.define_asset_job(
+    "cachemeter_ingest",
+    selection=_assets(INGEST_ASSETS) | dg.AssetSelection.checks(CONSISTENCY_CHECK),
+    description="Stage new, late or edited log files (core.usage, core.quarantine), rebuild the price book, "
+                "and check that every built day still agrees with its staged rows.",
+    tags={"cachemeter/kind": "ingest", **WAREHOUSE_TAG},
+)
+
+daily_job = dg.define_asset_job(
+    "cachemeter_daily",
+    selection=_assets(DAILY_ASSETS) | _assets(PUBLISH_ASSETS),
+    partitions_def=daily_partitions,
+    description="Rebuild a range of UTC days (usage, costs, savings, prefix families, alerts) in one run, "
+                "then publish the snapshot and the report and deliver new alerts.",
+    tags={"cachemeter/kind": "daily", **WAREHOUSE_TAG},
+)
+
+publish_job = dg.define_asset_job(
+    "cachemeter_publish",
+    selection=_assets(PUBLISH_ASSETS),
+    description="Publish the read-only snapshot and the report (when no day needed rebuilding).",
+    tags={"cachemeter/kind": "publish", **WAREHOUSE_TAG},
+)
+
+JOBS = [ingest_job, daily_job, publish_job]
+
+
+def range_tags(first_day, last_day) -> dict[str, str]:
+    """Run tags that make one run of ``cachemeter_daily`` cover the UTC days first_day .. last_day."""
+    return {"dagster/asset_partition_range_start": first_day.isoformat(),
+            "dagster/asset_partition_range_end": last_day.isoformat()}

@@ -1,0 +1,26 @@
+"""The nightly schedule, on by default: stage the logs every night; the pending-days sensor rebuilds.
+
+At ``CACHEMETER_NIGHTLY_CRON`` (default 02:30 UTC, when the previous UTC day is complete) it requests
+one ``cachemeter_ingest`` run. That run stages new, late and edited files and marks the days whose rows
+changed pending; ``pending_days_sensor`` then requests one ``cachemeter_daily`` run per range of pending
+days. So a nightly run rebuilds every stale day (new, late or edited data, a changed price book, a
+night that failed), not only "yesterday". Turn it off in the UI (Automation) or with
+``dagster schedule stop nightly_schedule``.
+"""
+
+import os
+
+import dagster as dg
+
+from pipelines.defs.nightly.jobs import ingest_job
+
+NIGHTLY_CRON = os.environ.get("CACHEMETER_NIGHTLY_CRON", "30 2 * * *")  # a definition, read when the code loads
+
+
+@dg.schedule(job=ingest_job, cron_schedule=NIGHTLY_CRON, execution_timezone="UTC",
+             default_status=dg.DefaultScheduleStatus.RUNNING,
+             description="Every night: stage the logs folder; pending days are then rebuilt by pending_days_sensor.")
+def nightly_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    """One ingest run per scheduled time (run key: the scheduled UTC time, so a tick never runs twice)."""
+    when = context.scheduled_execution_time
+    return dg.RunRequest(run_key=when.strftime("%Y-%m-%dT%H:%M"), tags={"cachemeter/trigger": "nightly_schedule"})

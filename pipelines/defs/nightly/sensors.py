@@ -1,0 +1,125 @@
+"""Sensors that finish and watch the nightly work, all on by default.
+
+* ``pending_days_sensor``: after staging, request one ``cachemeter_daily`` run per range of pending
+  days. Which days changed is data inside the warehouse (``stage.pending_days``, written while files
+  are staged), which Dagster's automation conditions cannot see, hence a sensor reading it.
+* ``run_failure_notice``: post one notice per failed cachemeter run to the alert webhook.
+* ``nightly_watchdog``: post one notice when yesterday's ``core/usage`` partition is not built by
+  ``CACHEMETER_NIGHTLY_DEADLINE_HOUR`` (UTC): the night did not run, or no usage was logged.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import dagster as dg
+from duckdb import DuckDBPyConnection, IOException
+from dagster_duckdb import DuckDBResource
+
+from pipelines.defs.nightly.jobs import JOBS, daily_job, ingest_job, range_tags
+from pipelines.defs.partitions import PARTITIONS_START
+from pipelines.defs.settings import CachemeterSettings
+from pipelines.lib import warehouse, webhook
+from pipelines.lib.sql import statement
+
+IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+             dg.DagsterRunStatus.STARTED]
+DEADLINE_HOUR_UTC = int(os.environ.get("CACHEMETER_NIGHTLY_DEADLINE_HOUR", "6"))  # hour (UTC) yesterday must be built by
+
+
+def pending_ranges(conn: DuckDBPyConnection, dependent_days: int) -> list[tuple[date, date, int, datetime]]:
+    """``(first_day, last_day, days, staged_at)`` per range of pending days (``sql/core/pending_days__ranges.sql``)."""
+    return conn.execute(statement("core/pending_days__ranges"), {"dependent_days": dependent_days}).fetchall()
+
+
+def _latest_run_id(instance: dg.DagsterInstance, job_name: str, statuses: list) -> str | None:
+    runs = instance.get_runs(filters=dg.RunsFilter(job_name=job_name, statuses=statuses), limit=1)
+    return runs[0].run_id if runs else None
+
+
+@dg.sensor(jobs=[daily_job], minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING,
+           description="Requests one cachemeter_daily run per range of pending UTC days (stage.pending_days).")
+def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResource,
+                        settings: CachemeterSettings):
+    """Request the daily runs that bring every pending day up to date; skip while a cachemeter run is active.
+
+    The run key names the range, its latest staged change and the latest successful ingest run, so a
+    range is requested once per night it is still pending (a failed rebuild is tried again after the
+    next staging, not every minute).
+    """
+    for job in (ingest_job, daily_job):
+        if _latest_run_id(context.instance, job.name, IN_FLIGHT):
+            return dg.SkipReason(f"a {job.name} run is queued or in progress")
+    path = Path(duckdb.database)
+    if not path.exists():
+        return dg.SkipReason("no warehouse yet: the nightly schedule (or `cachemeter run`) creates it")
+    try:
+        conn = warehouse.connect(path, read_only=True)
+    except IOException:
+        return dg.SkipReason("the warehouse is held by another process; checking again next tick")
+    with conn:
+        ranges = pending_ranges(conn, settings.dependent_days)
+    if not ranges:
+        return dg.SkipReason("no pending days")
+    ingest_run = _latest_run_id(context.instance, ingest_job.name, [dg.DagsterRunStatus.SUCCESS]) or "none"
+    return [dg.RunRequest(job_name=daily_job.name, tags={**range_tags(first, last), "cachemeter/pending_days": str(days)},
+                          run_key=f"{first}..{last}@{staged_at.isoformat()}#{ingest_run}")
+            for first, last, days, staged_at in ranges]
+
+
+def _notify(settings: CachemeterSettings, text: str, fields: dict) -> str:
+    """Post one notice to the alert webhook; returns what happened (never the URL)."""
+    url = os.environ.get(settings.webhook_url_env)
+    if not url:
+        return f"not posted: {settings.webhook_url_env} is not set"
+    try:
+        webhook.post_json(url, {"text": text, "cachemeter": fields})
+    except webhook.DeliveryError as exc:
+        return f"posting failed: {exc}"
+    return "posted"
+
+
+@dg.run_failure_sensor(monitored_jobs=JOBS, default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30,
+                       description="Posts one notice per failed cachemeter run to the alert webhook.")
+def run_failure_notice(context: dg.RunFailureSensorContext, settings: CachemeterSettings) -> None:
+    """One webhook post per failed run: job, partition range, run id and the failure's first line."""
+    run = context.dagster_run
+    days = run.tags.get("dagster/asset_partition_range_start")
+    span = f" ({days} .. {run.tags.get('dagster/asset_partition_range_end')})" if days else ""
+    reason = (context.failure_event.message or "failed").strip().splitlines()[0]
+    text = f"[critical] cachemeter run failed: {run.job_name}{span}, run {run.run_id[:8]}: {reason}"
+    outcome = _notify(settings, text, {"event": "run_failure", "job": run.job_name, "run_id": run.run_id,
+                                       "range_start": days, "range_end": run.tags.get("dagster/asset_partition_range_end")})
+    context.log.info(f"failure notice for run {run.run_id}: {outcome}")
+
+
+@dg.sensor(minimum_interval_seconds=900, default_status=dg.DefaultSensorStatus.RUNNING,
+           description="Posts one notice when yesterday's core/usage partition is not built by the deadline hour (UTC).")
+def nightly_watchdog(context: dg.SensorEvaluationContext, settings: CachemeterSettings) -> dg.SkipReason:
+    """Freshness of the nightly run: yesterday (UTC) must have a ``core/usage`` materialization by the deadline."""
+    now = datetime.now(timezone.utc)
+    yesterday = (now - timedelta(days=1)).date()
+    if now.hour < DEADLINE_HOUR_UTC or yesterday < date.fromisoformat(PARTITIONS_START):
+        return dg.SkipReason(f"before {DEADLINE_HOUR_UTC:02d}:00 UTC")
+    if context.cursor == yesterday.isoformat():
+        return dg.SkipReason(f"{yesterday} already judged")
+    context.update_cursor(yesterday.isoformat())
+    built = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(["core", "usage"]), asset_partitions=[yesterday.isoformat()]),
+        limit=1).records
+    if built:
+        return dg.SkipReason(f"{yesterday} is built")
+    text = (f"[critical] cachemeter: no usage for {yesterday} by {DEADLINE_HOUR_UTC:02d}:00 UTC: the nightly run "
+            "did not build it (did it run? were logs for that day written?)")
+    return dg.SkipReason(_notify(settings, text, {"event": "missing_day", "day": yesterday.isoformat()}))
+
+
+@dg.definitions
+def nightly() -> dg.Definitions:
+    """Register the jobs, the nightly schedule and the sensors that finish and watch it."""
+    from pipelines.defs.nightly.schedules import nightly_schedule
+
+    return dg.Definitions(jobs=JOBS, schedules=[nightly_schedule],
+                          sensors=[pending_days_sensor, run_failure_notice, nightly_watchdog])
