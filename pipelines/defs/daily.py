@@ -1,20 +1,52 @@
 """What every daily (UTC-partitioned) warehouse asset shares: its decorator and the window rewrite."""
 
+from datetime import timedelta
+from decimal import Decimal
+
 import dagster as dg
 import duckdb
 
+from pipelines.defs.catalog import table_spec
 from pipelines.defs.partitions import daily_partitions
 from pipelines.lib import faults
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
 
 
-def daily_asset(key: list[str], deps: list, group_name: str, check_specs: list | None = None):
+def daily_asset(key: list[str], deps: list, check_specs: list | None = None):
     """``@dg.asset`` for a table rebuilt per UTC-day window: daily partitions, single-run backfills,
-    DuckDB pool ``duckdb`` (one writer at a time), and the checks it runs on the window it wrote."""
+    DuckDB pool ``duckdb`` (one writer at a time), the checks it runs on the window it wrote, and the
+    table's description and column schema from ``sql/schema`` (``catalog.table_spec``)."""
     return dg.asset(key=key, deps=deps, partitions_def=daily_partitions,
-                    backfill_policy=dg.BackfillPolicy.single_run(), group_name=group_name,
-                    kinds={"duckdb"}, pool="duckdb", check_specs=check_specs)
+                    backfill_policy=dg.BackfillPolicy.single_run(), kinds={"duckdb"}, pool="duckdb",
+                    check_specs=check_specs, **table_spec(key))
+
+
+def add_day_metadata(context: dg.AssetExecutionContext, cursor: duckdb.DuckDBPyConnection, params: dict) -> int:
+    """Give each partition of the run's window its own day's figures; returns the window's row count.
+
+    ``cursor`` holds the rows of a query grouped by ``day`` (first column) with one named figure per
+    other column. Integers stay integers, USD DECIMALs become floats (so the UI plots them) plus an
+    ``<name>_exact`` text with every digit; a day of the window without rows gets zeros. A range run
+    would otherwise show the window's totals on every day. ``dagster/row_count`` is the day's rows when
+    the query has a ``rows`` column.
+    """
+    names = [d[0] for d in cursor.description][1:]
+    by_day = {row[0]: dict(zip(names, row[1:])) for row in cursor.fetchall()}
+    day, total = params["start"], 0
+    while day < params["end"]:
+        figures = by_day.get(day, {})
+        metadata: dict = {}
+        for name in names:
+            value = figures.get(name) or 0
+            if isinstance(value, Decimal):
+                metadata[name], metadata[f"{name}_exact"] = float(value), dg.MetadataValue.text(f"{value}")
+            else:
+                metadata["dagster/row_count" if name == "rows" else name] = value
+        total += int(figures.get("rows") or 0)
+        context.add_asset_metadata(metadata, partition_key=day.isoformat())
+        day += timedelta(days=1)
+    return total
 
 
 def replace_window(conn: duckdb.DuckDBPyConnection, delete_sql: str, insert_sql: str,

@@ -5,7 +5,8 @@ import os
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from pipelines.defs.daily import daily_asset
+from pipelines.defs.catalog import table_spec
+from pipelines.defs.daily import add_day_metadata, daily_asset
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
@@ -19,8 +20,7 @@ RULES = ("rotating_preamble", "hit_rate_drop",  # in this order: a known cause m
 
 
 @daily_asset(["marts", "cache_alerts"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"]),
-                                            dg.AssetKey(["marts", "cost_reconciliation"])],
-             group_name="alerts")
+                                            dg.AssetKey(["marts", "cost_reconciliation"])])
 def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                  settings: CachemeterSettings) -> dg.MaterializeResult:
     """Recompute the window's alerts, every rule in ``RULES`` (stable ``alert_id``: re-runs never duplicate)."""
@@ -50,20 +50,21 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
             # the last daily asset: the window's days are rebuilt end to end, no longer pending (a run
             # that dies earlier leaves them pending, so the next run rebuilds them)
             conn.execute(statement("core/pending_days__delete_window"), params)
+        add_day_metadata(context, conn.execute(
+            "select day, count(*) as rows, count(*) filter (where severity = 'critical') as critical "
+            "from marts.cache_alerts where day >= $start and day < $end group by day", params), params)
         alerts = conn.execute("select day, severity, message from marts.cache_alerts "
                               "where day >= $start and day < $end order by day, severity", params).fetchall()
     for day, severity, message in alerts:
         context.log.warning(f"{day} {severity}: {message}")
     table = "\n".join(["| day | severity | message |", "|---|---|---|"] + [f"| {d} | {s} | {m} |" for d, s, m in alerts])
-    return dg.MaterializeResult(metadata={"dagster/row_count": len(alerts), "alerts": dg.MetadataValue.md(table)})
+    return dg.MaterializeResult(metadata={"window_rows": len(alerts), "alerts": dg.MetadataValue.md(table)})
 
 
-@dg.asset(key=["marts", "alert_deliveries"], deps=[dg.AssetKey(["publish", "warehouse_snapshot"])], group_name="marts",
-          kinds={"duckdb"}, pool="duckdb",
+@dg.asset(key=["marts", "alert_deliveries"], deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],
+          kinds={"duckdb"}, pool="duckdb", **table_spec(["marts", "alert_deliveries"]),
           # a webhook that is down for a moment: the pass runs again (only undelivered alerts are posted)
-          retry_policy=dg.RetryPolicy(max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL),
-          description="Every webhook delivery attempt of every alert (grain: alert, attempt); each alert is "
-                      "posted once to the URL in $CACHEMETER_WEBHOOK_URL (Slack-compatible JSON, never the URL).")
+          retry_policy=dg.RetryPolicy(max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL))
 def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                      settings: CachemeterSettings) -> dg.MaterializeResult:
     """Post each undelivered alert once; fails (and is retried by its ``RetryPolicy``) while any post fails.

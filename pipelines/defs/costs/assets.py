@@ -5,7 +5,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs import checks
-from pipelines.defs.daily import daily_asset, replace_window
+from pipelines.defs.daily import add_day_metadata, daily_asset, replace_window
 from pipelines.defs.partitions import window_params
 from pipelines.defs.pricing.assets import CACHE_MINIMUMS, PRICES
 from pipelines.defs.resources import warehouse_connection
@@ -14,7 +14,7 @@ from pipelines.defs.resources import warehouse_connection
 KEY = ["core", "usage_costs"]
 
 
-@daily_asset(KEY, deps=[dg.AssetKey(["core", "usage"]), PRICES, CACHE_MINIMUMS], group_name="core", check_specs=[
+@daily_asset(KEY, deps=[dg.AssetKey(["core", "usage"]), PRICES, CACHE_MINIMUMS], check_specs=[
     checks.invariant_spec(KEY, "priced_rows_equal_usage_rows", "one cost row per usage row, none extra"),
     checks.invariant_spec(KEY, "cost_equals_tokens_times_prices", "cost = sum of tokens x applied prices, exactly"),
     checks.distribution_spec(KEY, "cost_distributions", "costs non-negative and plausible per request (Great Expectations)"),
@@ -24,10 +24,10 @@ def core_usage_costs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
         replace_window(conn, "costs/usage_costs__delete_window", "costs/usage_costs__insert_window", params)
-        rows, unpriced, cost, savings = conn.execute(
-            "select count(*), count(*) filter (where not priced), coalesce(sum(cost_usd), 0), "
-            "coalesce(sum(savings_usd), 0) from core.usage_costs where day >= $start and day < $end",
-            params).fetchall()[0]
+        rows = add_day_metadata(context, conn.execute(
+            "select day, count(*) as rows, count(*) filter (where not priced) as unpriced_rows, "
+            "coalesce(sum(cost_usd), 0) as cost_usd, coalesce(sum(savings_usd), 0) as savings_usd "
+            "from core.usage_costs where day >= $start and day < $end group by day", params), params)
         reasons = conn.execute(
             "select unpriced_reason, count(*) from core.usage_costs where day >= $start and day < $end "
             "and not priced group by 1 order by 2 desc limit 10", params).fetchall()
@@ -47,8 +47,7 @@ def core_usage_costs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
                                                                             value_set=["hit", "write", "miss", "ineligible"]),
                                 ]),
         ]
-    metadata = {"dagster/row_count": rows, "unpriced_rows": unpriced, "cost_usd": f"{cost:.6f}",
-                "savings_usd": f"{savings:.6f}"}
+    metadata = {"window_rows": rows, "window": f"{params['start']} .. {params['end']}"}
     if reasons:
         metadata["unpriced_reasons"] = dg.MetadataValue.md(
             "\n".join(["| reason | rows |", "|---|---:|"] + [f"| {r} | {n} |" for r, n in reasons]))

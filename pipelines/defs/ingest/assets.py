@@ -8,6 +8,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs import checks
+from pipelines.defs.catalog import table_spec
 from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
@@ -20,11 +21,8 @@ QUARANTINE = dg.AssetKey(["core", "quarantine"])
 
 @dg.multi_asset(
     specs=[
-        dg.AssetSpec(STAGED_FILES, group_name="ingest", kinds={"duckdb"},
-                     description="The staged log files (grain: file); each file's accepted records, normalised to "
-                                 "disjoint token classes, are written to core.usage as it is staged."),
-        dg.AssetSpec(QUARANTINE, group_name="ingest", kinds={"duckdb"},
-                     description="Every rejected log record with its reason and a privacy-safe excerpt."),
+        dg.AssetSpec(STAGED_FILES, kinds={"duckdb"}, **table_spec(["stage", "files"])),
+        dg.AssetSpec(QUARANTINE, kinds={"duckdb"}, **table_spec(["core", "quarantine"])),
     ],
     check_specs=[checks.invariant_spec(["stage", "files"], "rows_in_equal_accepted_plus_quarantined",
                                        "per file: rows in = accepted + quarantined, and the tables hold exactly those rows")],
@@ -36,6 +34,8 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
     def on_file(log, index, total):
         progress.report("ingest", index, total, log.relative)
 
+    if not settings.logs_dir:
+        raise dg.Failure("no logs folder: set CACHEMETER_LOGS (the CLI: --logs) to the folder of usage logs")
     with warehouse_connection(duckdb) as conn:
         results = ingest.stage_logs(conn, Path(settings.logs_dir), settings.follow_symlinks, on_file=on_file,
                                     earliest=date.fromisoformat(PARTITIONS_START))

@@ -5,7 +5,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs import checks
-from pipelines.defs.daily import daily_asset, replace_window
+from pipelines.defs.daily import add_day_metadata, daily_asset, replace_window
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
@@ -14,7 +14,7 @@ from pipelines.defs.settings import CachemeterSettings
 SAVINGS = ["marts", "daily_savings"]
 
 
-@daily_asset(SAVINGS, deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])], group_name="marts",
+@daily_asset(SAVINGS, deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],
              check_specs=[
                  checks.invariant_spec(SAVINGS, "totals_equal_line_items", "daily totals = sum of request rows, exactly"),
                  checks.distribution_spec(SAVINGS, "savings_distributions", "hit rates within [0, 1] (Great Expectations)"),
@@ -24,6 +24,11 @@ def daily_savings(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> 
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
         replace_window(conn, "marts/daily_savings__delete_window", "marts/daily_savings__insert_window", params)
+        rows = add_day_metadata(context, conn.execute(
+            "select day, count(*) as rows, sum(requests) as requests, "
+            "sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0) as token_hit_rate, sum(cost_usd) as cost_usd, "
+            "sum(no_cache_cost_usd) as no_cache_cost_usd, sum(savings_usd) as savings_usd from marts.daily_savings "
+            "where day >= $start and day < $end group by day", params), params)
         preview = conn.execute(
             "select day, sum(requests), sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0), sum(cost_usd), "
             "sum(no_cache_cost_usd), sum(savings_usd) from marts.daily_savings "
@@ -40,26 +45,24 @@ def daily_savings(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> 
     table = "\n".join(["| day | requests | token hit rate | cost USD | no-cache USD | savings USD |",
                        "|---|---:|---:|---:|---:|---:|"]
                       + [f"| {d} | {r} | {h or 0:.1%} | {c:.2f} | {n:.2f} | {s:.2f} |" for d, r, h, c, n, s in preview])
-    return dg.MaterializeResult(metadata={"dagster/row_count": len(preview), "preview": dg.MetadataValue.md(table)},
+    return dg.MaterializeResult(metadata={"window_rows": rows, "preview": dg.MetadataValue.md(table)},
                                 check_results=results)
 
 
-@daily_asset(["marts", "cost_reconciliation"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],
-             group_name="marts")
+@daily_asset(["marts", "cost_reconciliation"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])])
 def cost_reconciliation(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     """Rebuild the window's rows of ``marts.cost_reconciliation`` (reported billed cost vs computed, USD)."""
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
         replace_window(conn, "marts/cost_reconciliation__delete_window", "marts/cost_reconciliation__insert_window", params)
-        rows, reported, computed = conn.execute(
-            "select count(*), coalesce(sum(reported_cost_usd), 0), coalesce(sum(computed_cost_usd), 0) "
-            "from marts.cost_reconciliation where day >= $start and day < $end", params).fetchall()[0]
-    return dg.MaterializeResult(metadata={"dagster/row_count": rows, "reported_cost_usd": f"{reported:.6f}",
-                                          "computed_cost_usd": f"{computed:.6f}"})
+        rows = add_day_metadata(context, conn.execute(
+            "select day, count(*) as rows, coalesce(sum(reported_cost_usd), 0) as reported_cost_usd, "
+            "coalesce(sum(computed_cost_usd), 0) as computed_cost_usd "
+            "from marts.cost_reconciliation where day >= $start and day < $end group by day", params), params)
+    return dg.MaterializeResult(metadata={"window_rows": rows})
 
 
-@daily_asset(["marts", "prefix_families"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])],
-             group_name="marts")
+@daily_asset(["marts", "prefix_families"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"])])
 def prefix_families(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                     settings: CachemeterSettings) -> dg.MaterializeResult:
     """Rebuild the window's rows of ``marts.prefix_families`` (hit rate and lost savings per family)."""
@@ -67,8 +70,8 @@ def prefix_families(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     with warehouse_connection(duckdb) as conn:
         replace_window(conn, "marts/prefix_families__delete_window", "marts/prefix_families__insert_window",
                        params, {**params, "baseline_days": settings.alert_baseline_days})
-        rows, families, lost = conn.execute(
-            "select count(*), count(distinct prefix_family), coalesce(sum(lost_savings_usd), 0) "
-            "from marts.prefix_families where day >= $start and day < $end", params).fetchall()[0]
-    return dg.MaterializeResult(metadata={"dagster/row_count": rows, "families": families,
-                                          "lost_savings_usd": f"{lost:.6f}"})
+        rows = add_day_metadata(context, conn.execute(
+            "select day, count(*) as rows, count(distinct prefix_family) as families, "
+            "coalesce(sum(lost_savings_usd), 0) as lost_savings_usd "
+            "from marts.prefix_families where day >= $start and day < $end group by day", params), params)
+    return dg.MaterializeResult(metadata={"window_rows": rows})

@@ -29,6 +29,11 @@ IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.Dag
 DEADLINE_HOUR_UTC = int(os.environ.get("CACHEMETER_NIGHTLY_DEADLINE_HOUR", "6"))  # hour (UTC) yesterday must be built by
 
 
+def utc_now() -> datetime:
+    """The current time, UTC (a function so tests can move the clock)."""
+    return datetime.now(timezone.utc)
+
+
 def pending_ranges(conn: DuckDBPyConnection, dependent_days: int) -> list[tuple[date, date, int, datetime]]:
     """``(first_day, last_day, days, staged_at)`` per range of pending days (``sql/core/pending_days__ranges.sql``)."""
     return conn.execute(statement("core/pending_days__ranges"), {"dependent_days": dependent_days}).fetchall()
@@ -64,7 +69,8 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
     if not ranges:
         return dg.SkipReason("no pending days")
     ingest_run = _latest_run_id(context.instance, ingest_job.name, [dg.DagsterRunStatus.SUCCESS]) or "none"
-    return [dg.RunRequest(job_name=daily_job.name, tags={**range_tags(first, last), "cachemeter/pending_days": str(days)},
+    return [dg.RunRequest(job_name=daily_job.name, tags={**range_tags(first, last), "cachemeter/pending_days": str(days),
+                                                         "cachemeter/trigger": "pending_days_sensor"},
                           run_key=f"{first}..{last}@{staged_at.isoformat()}#{ingest_run}")
             for first, last, days, staged_at in ranges]
 
@@ -99,7 +105,7 @@ def run_failure_notice(context: dg.RunFailureSensorContext, settings: Cachemeter
            description="Posts one notice when yesterday's core/usage partition is not built by the deadline hour (UTC).")
 def nightly_watchdog(context: dg.SensorEvaluationContext, settings: CachemeterSettings) -> dg.SkipReason:
     """Freshness of the nightly run: yesterday (UTC) must have a ``core/usage`` materialization by the deadline."""
-    now = datetime.now(timezone.utc)
+    now = utc_now()
     yesterday = (now - timedelta(days=1)).date()
     if now.hour < DEADLINE_HOUR_UTC or yesterday < date.fromisoformat(PARTITIONS_START):
         return dg.SkipReason(f"before {DEADLINE_HOUR_UTC:02d}:00 UTC")

@@ -7,6 +7,7 @@ import dagster as dg
 import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 
+from pipelines.defs.catalog import table_spec
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import prices
@@ -20,10 +21,8 @@ CACHE_MINIMUMS_CSV = Path(prices.__file__).with_name("cache_minimums.csv")
 
 @dg.multi_asset(
     specs=[
-        dg.AssetSpec(PRICES, group_name="pricing", kinds={"duckdb"},
-                     description="Price book: genai-prices bundled snapshot flattened to dated, tiered DECIMAL rows, plus overrides."),
-        dg.AssetSpec(CACHE_MINIMUMS, group_name="pricing", kinds={"duckdb"},
-                     description="Minimum cacheable prompt length per provider and model prefix (dated facts with sources)."),
+        dg.AssetSpec(PRICES, kinds={"duckdb"}, **table_spec(["core", "prices"])),
+        dg.AssetSpec(CACHE_MINIMUMS, kinds={"duckdb"}, **table_spec(["core", "cache_minimums"])),
     ],
     pool="duckdb",
 )

@@ -6,6 +6,7 @@ from pathlib import Path
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from pipelines.defs.catalog import OWNERS
 from pipelines.defs.resources import warehouse_connection
 from pipelines.lib import report, warehouse
 
@@ -15,6 +16,9 @@ from pipelines.lib import report, warehouse
     deps=[dg.AssetKey(["marts", "daily_savings"]), dg.AssetKey(["marts", "prefix_families"]),
           dg.AssetKey(["marts", "cache_alerts"]), dg.AssetKey(["core", "quarantine"])],
     group_name="publish",
+    owners=OWNERS,
+    description="A read-only copy of the whole warehouse (<warehouse>.snapshot.duckdb), replaced atomically after "
+                "every run: what `cachemeter sql` and other readers query while the next run writes.",
     kinds={"duckdb"},
     pool="duckdb",
 )
@@ -33,6 +37,9 @@ def warehouse_snapshot(context: dg.AssetExecutionContext, duckdb: DuckDBResource
     key=["publish", "cache_report"],
     deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],
     group_name="publish",
+    owners=OWNERS,
+    description="The daily cache report (report.html beside the warehouse): savings, hit rates, prefix families "
+                "and alerts of the last 30 days, one self-contained HTML file.",
     kinds={"html"},
 )
 def cache_report(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:

@@ -9,7 +9,7 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.ingest.assets import STAGED_FILES
 from pipelines.defs import checks
-from pipelines.defs.daily import daily_asset
+from pipelines.defs.daily import add_day_metadata, daily_asset
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.lib import prices
@@ -19,7 +19,7 @@ from pipelines.lib.sql import statement
 KEY = ["core", "usage"]
 
 
-@daily_asset(KEY, deps=[STAGED_FILES], group_name="core", check_specs=[
+@daily_asset(KEY, deps=[STAGED_FILES], check_specs=[
     checks.invariant_spec(KEY, "token_classes_sum_to_prompt", "uncached + cache read + writes = prompt; no negative counts"),
     checks.invariant_spec(KEY, "request_id_unique", "each request_id occurs once in core.usage"),
     checks.distribution_spec(KEY, "usage_distributions", "known providers, plausible token counts (Great Expectations)"),
@@ -40,9 +40,9 @@ def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.
             resolved = conn.execute(statement("core/usage__update_price_models"), params).fetchall()[0][0]
         finally:
             conn.unregister("model_map")
-        rows, requests = conn.execute(
-            "select count(*), coalesce(sum(request_count), 0) from core.usage where day >= $start and day < $end",
-            params).fetchall()[0]
+        rows = add_day_metadata(context, conn.execute(
+            "select day, count(*) as rows, sum(request_count) as requests, count(distinct model) as models "
+            "from core.usage where day >= $start and day < $end group by day", params), params)
         results = [
             checks.invariant(conn, KEY, "token_classes_sum_to_prompt", "usage__token_classes_do_not_close", params),
             checks.invariant(conn, KEY, "request_id_unique", "usage__duplicate_request_ids", params),
@@ -58,6 +58,6 @@ def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.
                                     checks.gx().ExpectColumnValuesToBeBetween(column="read_share", min_value=0, max_value=1),
                                 ]),
         ]
-    return dg.MaterializeResult(metadata={"dagster/row_count": rows, "requests": int(requests),
-                                          "models": len(pairs), "price_models_changed": resolved, "window": f"{params['start']} .. {params['end']}"},
+    return dg.MaterializeResult(metadata={"window_rows": rows, "price_models_changed": resolved,
+                                          "window": f"{params['start']} .. {params['end']}"},
                                 check_results=results)

@@ -1,0 +1,171 @@
+"""Nightly operation through Dagster: the default automation (schedule + sensors) and the CLI run the same
+jobs, rebuild every stale day, never show a stale day as passing, and report a failed or missing night."""
+
+import json
+from datetime import date, datetime, timezone
+
+import dagster as dg
+import duckdb
+
+from tests.conftest import query, run_pipeline, snapshot, write_jsonl, write_prices
+from tests.defs.test_late_data import built_from_scratch, evaluate, late_rows
+from tests.defs.test_pipeline import hit_rate_logs
+from tests.lib.test_webhook import Receiver
+
+CHECK = "agrees_with_core_usage"
+
+
+def tick(instance: dg.DagsterInstance, when: datetime) -> list[dg.ExecuteInProcessResult]:
+    """The default automation's next ticks, as the daemon runs them: the nightly schedule's run, then
+    every run the pending-days sensor requests until it requests none. Each request is executed in
+    process with the request's own job and tags (the daemon would launch it in a run worker)."""
+    from pipelines.definitions import defs
+    from pipelines.defs.nightly.sensors import pending_days_sensor
+
+    loaded = defs()
+    schedule = loaded.resolve_schedule_def("nightly_schedule")
+    requests = schedule.evaluate_tick(dg.build_schedule_context(instance=instance, scheduled_execution_time=when)).run_requests
+    results = [loaded.get_job_def(schedule.job_name).execute_in_process(instance=instance, tags=r.tags) for r in requests]
+    while requests := evaluate(pending_days_sensor, instance):
+        results += [loaded.get_job_def(r.job_name).execute_in_process(instance=instance, tags=r.tags) for r in requests]
+    assert all(r.success for r in results)
+    return results
+
+
+def check_outcomes(result: dg.ExecuteInProcessResult) -> list[tuple[bool, str, list]]:
+    return [(e.passed, e.severity.value, e.metadata["days"].value)
+            for e in result.get_asset_check_evaluations() if e.check_name == CHECK]
+
+
+def test_scheduled_path_rebuilds_late_and_edited_days_to_equal_a_fresh_build(tmp_path):
+    from pipelines import runner
+
+    logs = tmp_path / "logs"
+    hit_rate_logs(logs, broken_from=date(2026, 11, 8))  # usage.jsonl: 2026-11-01 .. 2026-11-10
+    write_jsonl(logs / "edited.jsonl", late_rows(5))  # 2026-11-03, five requests
+    runner.configure(logs, tmp_path / "w.duckdb", None)
+    instance = dg.DagsterInstance.ephemeral()
+    first = tick(instance, datetime(2026, 11, 11, 2, 30, tzinfo=timezone.utc))
+    assert [r.dagster_run.job_name for r in first] == ["cachemeter_ingest", "cachemeter_daily"]
+    assert first[1].dagster_run.tags["dagster/asset_partition_range_start"] == "2026-11-01"
+
+    # a late file for 2026-11-06 and an edit of the file holding 2026-11-03 (five requests become two)
+    write_jsonl(logs / "late" / "2026-11-06.jsonl", [{**r, "ts": r["ts"].replace("11-03", "11-06"),
+                                                      "request_id": r["request_id"] + "-06"} for r in late_rows(7)])
+    write_jsonl(logs / "edited.jsonl", late_rows(2))
+    second = tick(instance, datetime(2026, 11, 12, 2, 30, tzinfo=timezone.utc))
+    ingest, daily = second
+    # right after staging the two stale days fail the consistency check (WARN: expected until rebuilt) ...
+    assert check_outcomes(ingest) == [(False, "WARN", ["2026-11-03", "2026-11-06"])]
+    # ... and the one daily run the sensor requested rebuilds them and the days reading them; then it passes
+    assert (daily.dagster_run.tags["dagster/asset_partition_range_start"],
+            daily.dagster_run.tags["dagster/asset_partition_range_end"]) == ("2026-11-03", "2026-11-10")
+    assert check_outcomes(daily) == [(True, "ERROR", [])]
+    db = tmp_path / "w.duckdb"
+    assert query(db, "select count(*) from stage.pending_days") == [(0,)]
+    assert snapshot(db) == snapshot(built_from_scratch(tmp_path, logs))
+
+
+def test_a_stale_day_fails_the_blocking_check_of_a_daily_run_that_does_not_rebuild_it(tmp_path):
+    # marts out of step with core.usage inside the run's own window: the ERROR check fails and blocks publishing
+    from pipelines.definitions import defs
+    from pipelines.defs.nightly.jobs import CONSISTENCY_CHECK
+
+    hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("update marts.daily_savings set requests = requests + 1 where day = '2026-11-04'")
+    loaded = defs()
+    result = dg.materialize(list(loaded.assets) + list(loaded.asset_checks), resources=dict(loaded.resources),
+                            selection=dg.AssetSelection.checks(CONSISTENCY_CHECK), raise_on_error=False,
+                            instance=dg.DagsterInstance.ephemeral(),
+                            tags={"dagster/asset_partition_range_start": "2026-11-03",
+                                  "dagster/asset_partition_range_end": "2026-11-05"})
+    assert not result.success  # a blocking ERROR: what would follow it (publishing) does not run
+    assert check_outcomes(result) == [(False, "ERROR", ["2026-11-04"])]
+
+
+def test_the_cli_and_the_schedule_build_identical_warehouses_under_the_same_job_names(tmp_path):
+    from pipelines import runner
+
+    logs = tmp_path / "logs"
+    hit_rate_logs(logs, broken_from=date(2026, 11, 8))
+    instance = dg.DagsterInstance.ephemeral()
+    runner.configure(logs, tmp_path / "cli" / "w.duckdb", None)
+    runner.run_pipeline(instance=instance)
+    cli_jobs = [r.job_name for r in reversed(instance.get_runs())]
+    runner.configure(logs, tmp_path / "scheduled" / "w.duckdb", None)
+    tick(instance, datetime(2026, 11, 11, 2, 30, tzinfo=timezone.utc))
+    scheduled_jobs = [r.job_name for r in reversed(instance.get_runs())][len(cli_jobs):]
+    assert cli_jobs == scheduled_jobs == ["cachemeter_ingest", "cachemeter_daily"]
+    triggers = [r.tags.get("cachemeter/trigger") for r in reversed(instance.get_runs())]
+    assert triggers == ["cli", "cli", "nightly_schedule", "pending_days_sensor"]
+    assert snapshot(tmp_path / "cli" / "w.duckdb") == snapshot(tmp_path / "scheduled" / "w.duckdb")
+
+
+def failure_sensor_tick(instance, cursor):
+    from pipelines.definitions import defs
+    from pipelines.defs.nightly.sensors import run_failure_notice
+
+    resources = dict(defs().resources)
+    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"settings": resources["settings"]},
+                                      repository_def=defs().get_repository_def())
+    run_failure_notice.evaluate_tick(context)
+    return context.cursor
+
+
+def test_a_failed_run_posts_exactly_one_notice_to_the_webhook(tmp_path, monkeypatch):
+    from pipelines import runner
+    from pipelines.definitions import defs
+
+    hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))
+    prices = write_prices(tmp_path / "prices.csv", [{"provider": "openai", "model": "gpt-4.1", "effective_from": "2026-01-01",
+                                                     "input_per_mtok": "two dollars"}])
+    runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", prices)
+    receiver = Receiver()
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", receiver.url)
+    instance = dg.DagsterInstance.ephemeral()
+    try:
+        cursor = failure_sensor_tick(instance, None)  # the sensor starts from now
+        failed = defs().get_job_def("cachemeter_ingest").execute_in_process(instance=instance, raise_on_error=False)
+        assert not failed.success
+        cursor = failure_sensor_tick(instance, cursor)
+        failure_sensor_tick(instance, cursor)  # the next tick posts nothing more
+    finally:
+        receiver.close()
+    (notice,) = receiver.bodies
+    assert notice["text"].startswith(f"[critical] cachemeter run failed: cachemeter_ingest, run {failed.run_id[:8]}")
+    assert notice["cachemeter"] == {"event": "run_failure", "job": "cachemeter_ingest", "run_id": failed.run_id,
+                                    "range_start": None, "range_end": None}
+    assert "SECRET-TOKEN" not in json.dumps(notice)
+
+
+def test_the_watchdog_posts_once_when_yesterday_is_not_built_by_the_deadline(tmp_path, monkeypatch):
+    from pipelines import runner
+    from pipelines.definitions import defs
+    from pipelines.defs.nightly import sensors
+
+    hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))  # up to 2026-11-10
+    runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", None)
+    instance = dg.DagsterInstance.ephemeral()
+    runner.run_pipeline(instance=instance)
+    receiver = Receiver()
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", receiver.url)
+    resources = {"settings": dict(defs().resources)["settings"]}
+
+    def watch(now, cursor=None):
+        monkeypatch.setattr(sensors, "utc_now", lambda: now)
+        context = dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources)
+        return sensors.nightly_watchdog(context).skip_message, context.cursor
+
+    try:
+        early, _ = watch(datetime(2026, 11, 12, 5, 0, tzinfo=timezone.utc))
+        built, _ = watch(datetime(2026, 11, 11, 7, 0, tzinfo=timezone.utc))  # 2026-11-10 was built
+        missing, cursor = watch(datetime(2026, 11, 12, 7, 0, tzinfo=timezone.utc))  # 2026-11-11 was not
+        again, _ = watch(datetime(2026, 11, 12, 7, 15, tzinfo=timezone.utc), cursor)
+    finally:
+        receiver.close()
+    assert early == "before 06:00 UTC" and built == "2026-11-10 is built" and missing == "posted"
+    assert again == "2026-11-11 already judged"
+    (notice,) = receiver.bodies
+    assert notice["text"].startswith("[critical] cachemeter: no usage for 2026-11-11 by 06:00 UTC")
