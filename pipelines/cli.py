@@ -31,7 +31,7 @@ from pipelines.lib import progress, warehouse
 app = typer.Typer(help="Cost metering and billing analytics for LLM prompt caching.", no_args_is_help=True,
                   add_completion=False, rich_markup_mode="markdown")
 console = Console(width=None if sys.stdout.isatty() else 140)
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # one message per line, however narrow the terminal
 
 
 class OutputFormat(str, Enum):

@@ -67,3 +67,36 @@ def test_queries_answer_from_the_snapshot_while_another_process_writes(logs, tmp
     assert answered.returncode == 0, answered.stderr
     assert json.loads(answered.stdout) == [{"days": 10}]
     assert blocked.returncode == 1 and "lock" in blocked.stderr.lower()
+
+
+def hold_warehouse(db):
+    """A second process that holds the warehouse's write lock until killed."""
+    writer = subprocess.Popen([sys.executable, "-c", (
+        "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('locked', flush=True); time.sleep(120)"),
+        str(db)], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout.readline().strip() == "locked"
+    return writer
+
+
+def test_a_run_on_a_held_warehouse_waits_a_bounded_time_then_stops_with_one_line_and_loses_nothing(
+        logs, clean_tables, tmp_path):
+    import time
+
+    db = tmp_path / "w.duckdb"
+    assert run_cli(["run", "--logs", str(logs), "--db", str(db)], tmp_path).returncode == 0
+    writer = hold_warehouse(db)
+    try:
+        refused = run_cli(["run", "--logs", str(logs), "--db", str(db)], tmp_path)
+        started = time.monotonic()
+        waited = run_cli(["run", "--logs", str(logs), "--db", str(db), "--wait", "3"], tmp_path)
+        waited_seconds = time.monotonic() - started
+    finally:
+        writer.kill()
+        writer.wait()
+    for result in (refused, waited):
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.returncode == 1 and len(lines) == 1, result.stderr[-2000:]
+        assert f"is in use by PID {writer.pid}" in lines[0] and "Traceback" not in result.stderr
+    assert "after waiting 3 s" in waited.stderr and waited_seconds >= 3
+    assert run_cli(["run", "--logs", str(logs), "--db", str(db)], tmp_path).returncode == 0
+    assert snapshot(db) == clean_tables
