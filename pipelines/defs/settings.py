@@ -22,7 +22,8 @@ import os
 from pathlib import Path
 
 import dagster as dg
-import yaml
+
+from pipelines.lib import safe_yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DB = "warehouse/cachemeter.duckdb"
@@ -107,10 +108,7 @@ def load_config(path: Path) -> dict:
     """The parsed configuration file, ``{}`` when it does not exist; ``ValueError`` naming the file if invalid."""
     if not path.is_file():
         return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML ({exc})") from exc
+    data = safe_yaml.load_file(path) or {}  # YamlFileError (a ValueError): bad YAML, aliases, huge values
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping with 'alerts' and 'webhook'")
     return data

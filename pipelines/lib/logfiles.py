@@ -40,11 +40,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import yaml
+
+from pipelines.lib import safe_yaml
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".sse", ".csv", ".parquet")
 SOURCE_KEYS = {"provider", "model", "tenant", "app", "trace_start", "block_size_tokens", "cache",
                "cache_ttl_seconds", "cache_capacity_tokens", "ts", "deployments"}
+TEXT_KEYS = {"provider", "model", "tenant", "app"}  # kept as text whatever YAML type they parse as
 CHUNK_BYTES = 32 * 1024 * 1024  # records per DuckDB batch, by size
 READ_BYTES = 64 * 1024
 
@@ -85,16 +87,26 @@ class Unreadable:
 
 
 def load_source_yaml(path: Path) -> dict:
-    """Parse one ``source.yaml``; raises ``SourceConfigError`` for bad YAML, unknown keys or bad values."""
+    """Parse one ``source.yaml``; raises ``SourceConfigError`` (naming the file, and the key where
+    one is at fault) for bad YAML, anchors or aliases, huge values (``lib/safe_yaml``), unknown
+    keys, keys without a value, text keys given a list, mapping or YAML boolean, or bad values."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise SourceConfigError(f"{path}: not valid YAML ({exc})") from exc
+        data = safe_yaml.load_file(path) or {}
+    except safe_yaml.YamlFileError as exc:
+        raise SourceConfigError(str(exc)) from None
     if not isinstance(data, dict):
         raise SourceConfigError(f"{path}: expected a mapping of defaults, got {type(data).__name__}")
     unknown = set(data) - SOURCE_KEYS
     if unknown:
-        raise SourceConfigError(f"{path}: unknown keys {sorted(unknown)}; allowed: {sorted(SOURCE_KEYS)}")
+        raise SourceConfigError(f"{path}: unknown keys {sorted(unknown, key=str)}; allowed: {sorted(SOURCE_KEYS)}")
+    for key, value in data.items():
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise SourceConfigError(f"{path}: {key} has no value; give it one or remove the line")
+        if key in TEXT_KEYS and isinstance(value, bool):
+            raise SourceConfigError(f"{path}: {key} reads as the boolean {value} (YAML takes yes, no, on, off, "
+                                    f"true and false so); quote it: {key}: \"...\"")
+        if key in TEXT_KEYS and isinstance(value, (dict, list)):
+            raise SourceConfigError(f"{path}: {key} must be text, not a {type(value).__name__}")
     for key in ("trace_start", "ts"):
         if key in data:
             data[key] = _iso_utc(data[key], path, key)
@@ -111,7 +123,7 @@ def load_source_yaml(path: Path) -> dict:
         raise SourceConfigError(f"{path}: cache: ttl needs a positive cache_ttl_seconds")
     if model == "lru" and not (isinstance(data.get("cache_capacity_tokens"), int) and data["cache_capacity_tokens"] > 0):
         raise SourceConfigError(f"{path}: cache: lru needs a positive integer cache_capacity_tokens")
-    return {k: str(v) if k in {"provider", "model", "tenant", "app"} else v for k, v in data.items()}
+    return {k: str(v) if k in TEXT_KEYS else v for k, v in data.items()}
 
 
 def _iso_utc(value, path: Path, key: str) -> str:

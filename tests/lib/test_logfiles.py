@@ -86,3 +86,48 @@ def test_a_sound_json_array_and_json_lines_under_a_json_name_read_as_before(tmp_
     rows_b, bad_b = records_of(tmp_path / "b.json")
     assert (bad_a, bad_b) == ([], [])
     assert [(n, r["request_id"]) for n, r in rows_a + rows_b] == [(1, "a1"), (2, "a2"), (1, "a3"), (2, "a4")]
+
+
+# ---- source.yaml ------------------------------------------------------------------------------
+
+
+def alias_bomb(levels: int) -> str:
+    """An ``app:`` whose value is ``9 ** levels`` strings built from a few lines of anchors and aliases."""
+    rows = ['  - &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    rows += [f"  - &l{n} [" + ", ".join([f"*l{n - 1}"] * 9) + "]" for n in range(1, levels + 1)]
+    return "app:\n" + "\n".join(rows) + "\n"
+
+
+@pytest.mark.parametrize("content, message", [
+    ("provider: openai\ntenant:\n", "tenant has no value; give it one or remove the line"),
+    ("app: ''\n", "app has no value"),
+    ("model: ~\n", "model has no value"),
+    ("trace_start:\nblock_size_tokens: 512\n", "trace_start has no value"),
+    ("tenant: no\n", "tenant reads as the boolean False"),
+    ("app: [a, b]\n", "app must be text, not a list"),
+    (alias_bomb(5), "line 2: anchors and aliases (&, *, <<) are not allowed"),
+    ("base: &b {provider: openai}\n<<: *b\n", "line 1: anchors and aliases"),
+    ("app: " + "x" * 20_000 + "\n", "line 1: a value of 20,000 characters is over the 10,000-character limit"),
+])
+def test_source_yaml_refuses_empty_values_aliases_and_huge_values_naming_file_and_key(tmp_path, content, message):
+    path = tmp_path / "source.yaml"
+    path.write_text(content)
+    with pytest.raises(SourceConfigError) as raised:
+        load_source_yaml(path)
+    assert str(raised.value).startswith(f"{path}: ") and message in str(raised.value), str(raised.value)
+
+
+def test_source_yaml_refuses_a_file_too_large_for_a_settings_file_without_parsing_it(tmp_path):
+    path = tmp_path / "source.yaml"
+    path.write_text("# padding\n" * 200_000)
+    with pytest.raises(SourceConfigError, match="2,000,000 bytes is over the 1,000,000-byte limit"):
+        load_source_yaml(path)
+
+
+def test_source_yaml_still_reads_numbers_and_dates_as_before(tmp_path):
+    path = tmp_path / "source.yaml"
+    path.write_text("provider: self_hosted\nmodel: 4\ntenant: acme\ntrace_start: 2026-11-27T00:00:00Z\n"
+                    "block_size_tokens: 512\ndeployments:\n  prod: gpt-4o\n")
+    assert load_source_yaml(path) == {"provider": "self_hosted", "model": "4", "tenant": "acme",
+                                      "trace_start": "2026-11-27T00:00:00+00:00", "block_size_tokens": 512,
+                                      "deployments": {"prod": "gpt-4o"}}
