@@ -13,6 +13,7 @@
 | CACHEMETER_CONFIG             | cachemeter.yaml (repository root)| alert thresholds file (documented defaults) |
 | CACHEMETER_WEBHOOK_URL        | (none)                           | where the alert sensor posts (name set in the config file) |
 | CACHEMETER_MEMORY_LIMIT       | 1GB                              | DuckDB buffer pool limit (lib/warehouse.py) |
+| CACHEMETER_SQL_TIMEOUT        | 300                              | seconds an ad-hoc `cachemeter sql` query may run (0 = no limit) |
 | CACHEMETER_GX_SAMPLE_ROWS     | 200000                           | rows Great Expectations validates per check at most (0 = all; lib/expectations.py) |
 """
 
