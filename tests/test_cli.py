@@ -128,3 +128,14 @@ def test_sql_limits_cannot_be_lifted_from_inside_the_query(tmp_path):
                       "set enable_external_access = true"):
         refused = cachemeter("sql", statement, "--db", str(db), cwd=tmp_path)
         assert refused.returncode == 1 and "configuration" in refused.stderr.lower(), (statement, refused.stderr)
+
+
+def test_a_report_killed_while_it_is_written_leaves_the_previous_one_whole(tmp_path):
+    db = empty_warehouse(tmp_path)
+    out = tmp_path / "report.html"
+    assert cachemeter("report", "--db", str(db), cwd=tmp_path).returncode == 0
+    previous = out.read_bytes()
+    assert previous.rstrip().endswith(b"</html>")
+    killed = cachemeter("report", "--db", str(db), cwd=tmp_path, env={"CACHEMETER_KILL_AT": "report:mid_write"})
+    assert killed.returncode == -9
+    assert out.read_bytes() == previous
