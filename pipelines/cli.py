@@ -34,6 +34,9 @@ console = Console(width=None if sys.stdout.isatty() else 140)
 err_console = Console(stderr=True, soft_wrap=True)  # one message per line, however narrow the terminal
 
 
+SQL_TIMEOUT_SECONDS = 300.0  # an ad-hoc query's default time limit (--timeout, CACHEMETER_SQL_TIMEOUT)
+
+
 class OutputFormat(str, Enum):
     table = "table"
     csv = "csv"
@@ -92,21 +95,36 @@ def sql(
     output: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, csv or json."),
     live: bool = typer.Option(False, "--live", help="Read the warehouse file itself, not its snapshot "
                               "(fails while a run holds the file)."),
+    memory_limit: str = typer.Option(None, "--memory-limit", show_default=False,
+                                     help="DuckDB memory for the query, e.g. 4GB. Default: $CACHEMETER_MEMORY_LIMIT, else 1GB."),
+    timeout: float = typer.Option(SQL_TIMEOUT_SECONDS, "--timeout", envvar="CACHEMETER_SQL_TIMEOUT", min=0,
+                                  help="Seconds the query may run (0 = no limit)."),
 ) -> None:
     """Answer an ad-hoc query on a read-only connection, from the snapshot the last run published.
 
-    The snapshot (`<warehouse>.snapshot.duckdb`) answers even while a run writes the warehouse.
+    The snapshot (`<warehouse>.snapshot.duckdb`) answers even while a run writes the warehouse. A
+    query gets at most `--memory-limit` of memory and `--timeout` seconds; past either it stops
+    with a one-line error.
 
     Example: `cachemeter sql "select day, sum(savings_usd) from marts.daily_savings group by all order by day"`
     """
     import duckdb
 
     source = db if live or not warehouse.snapshot_path(db).exists() else warehouse.snapshot_path(db)
+    limit = memory_limit or warehouse.configured_memory_limit()
     try:
-        conn = warehouse.connect(source, read_only=True)
+        conn = warehouse.connect(source, read_only=True, memory_limit=limit, max_seconds=timeout)
         cursor = conn.execute(query)
         columns = [d[0] for d in cursor.description or []]
         rows = cursor.fetchall()
+    except duckdb.InterruptException as exc:
+        err_console.print(f"[red]error:[/red] the query ran longer than {timeout:g} s and was stopped "
+                          "(raise --timeout or CACHEMETER_SQL_TIMEOUT; 0 = no limit)", soft_wrap=True)
+        raise typer.Exit(1) from exc
+    except duckdb.OutOfMemoryException as exc:
+        err_console.print(f"[red]error:[/red] the query needs more than the {limit} memory limit and was stopped "
+                          "(raise --memory-limit or CACHEMETER_MEMORY_LIMIT)", soft_wrap=True)
+        raise typer.Exit(1) from exc
     except FileNotFoundError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc

@@ -9,9 +9,10 @@ from decimal import Decimal
 from tests.conftest import REPO, query
 
 
-def cachemeter(*args, cwd):
+def cachemeter(*args, cwd, env=None, **run):
     return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "COLUMNS": "160"}, timeout=600)
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "COLUMNS": "160", **(env or {})},
+                          **{"timeout": 600, **run})
 
 
 def test_run_on_the_mooncake_conversation_trace_prints_the_days_savings(tmp_path, shared):
@@ -78,3 +79,63 @@ def test_a_bad_price_file_is_reported_with_its_file_and_line(tmp_path):
     done = cachemeter("run", "--db", str(tmp_path / "w.duckdb"), "--prices", str(prices), cwd=tmp_path)
     assert done.returncode == 1
     assert "rates.csv:2: input_per_mtok 'abc' is not a number" in " ".join(done.stderr.split())
+
+
+def empty_warehouse(tmp_path):
+    from pipelines.lib import warehouse
+
+    db = tmp_path / "w.duckdb"
+    warehouse.connect(db).close()
+    return db
+
+
+def at_most_4gb_of_address_space():  # a regression must not take the machine with it
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))
+
+
+def test_sql_stops_a_query_past_its_memory_limit_with_one_line(tmp_path):
+    db = empty_warehouse(tmp_path)
+    huge = "select len(list(range)) from range(1500000000)"
+    for args, env, limit in (([], {}, "1GB"), ([], {"CACHEMETER_MEMORY_LIMIT": "200MB"}, "200MB"),
+                            (["--memory-limit", "300MB"], {"CACHEMETER_MEMORY_LIMIT": "200MB"}, "300MB")):
+        done = cachemeter("sql", huge, "--db", str(db), *args, cwd=tmp_path, env=env, preexec_fn=at_most_4gb_of_address_space)
+        assert done.returncode == 1 and done.stdout == "", done.stderr
+        assert done.stderr == (f"error: the query needs more than the {limit} memory limit and was stopped "
+                               "(raise --memory-limit or CACHEMETER_MEMORY_LIMIT)\n")
+
+
+def test_sql_stops_a_query_past_its_time_limit_with_one_line(tmp_path):
+    import time
+
+    db = empty_warehouse(tmp_path)
+    endless = "select sum(hash(range) % 7) from range(100000000000)"
+    for args, env in ((["--timeout", "1"], {}), ([], {"CACHEMETER_SQL_TIMEOUT": "1.5"})):
+        started = time.monotonic()
+        done = cachemeter("sql", endless, "--db", str(db), *args, cwd=tmp_path, env=env, timeout=120)
+        assert done.returncode == 1 and done.stdout == "", done.stderr
+        assert done.stderr == (f"error: the query ran longer than {args[1] if args else '1.5'} s and was stopped "
+                               "(raise --timeout or CACHEMETER_SQL_TIMEOUT; 0 = no limit)\n")
+        assert time.monotonic() - started < 60
+    quick = cachemeter("sql", "select 42 as n", "--db", str(db), "--format", "json", "--timeout", "30", cwd=tmp_path)
+    assert quick.returncode == 0 and json.loads(quick.stdout) == [{"n": 42}]
+
+
+def test_sql_limits_cannot_be_lifted_from_inside_the_query(tmp_path):
+    db = empty_warehouse(tmp_path)
+    for statement in ("set memory_limit = '100GB'", "set max_execution_time = 0", "reset max_execution_time",
+                      "set enable_external_access = true"):
+        refused = cachemeter("sql", statement, "--db", str(db), cwd=tmp_path)
+        assert refused.returncode == 1 and "configuration" in refused.stderr.lower(), (statement, refused.stderr)
+
+
+def test_a_report_killed_while_it_is_written_leaves_the_previous_one_whole(tmp_path):
+    db = empty_warehouse(tmp_path)
+    out = tmp_path / "report.html"
+    assert cachemeter("report", "--db", str(db), cwd=tmp_path).returncode == 0
+    previous = out.read_bytes()
+    assert previous.rstrip().endswith(b"</html>")
+    killed = cachemeter("report", "--db", str(db), cwd=tmp_path, env={"CACHEMETER_KILL_AT": "report:mid_write"})
+    assert killed.returncode == -9
+    assert out.read_bytes() == previous

@@ -20,6 +20,7 @@ start, the nightly cron and the deadline hour are part of the definitions, read 
 | CACHEMETER_CONFIG             | cachemeter.yaml (repository root)| alert thresholds file (documented defaults) |
 | CACHEMETER_WEBHOOK_URL        | (none)                           | where the alert sensor posts (name set in the config file) |
 | CACHEMETER_MEMORY_LIMIT       | 1GB                              | DuckDB buffer pool limit (lib/warehouse.py) |
+| CACHEMETER_SQL_TIMEOUT        | 300                              | seconds an ad-hoc `cachemeter sql` query may run (0 = no limit) |
 | CACHEMETER_GX_SAMPLE_ROWS     | 200000                           | rows Great Expectations validates per check at most (0 = all; lib/expectations.py) |
 """
 
@@ -29,7 +30,8 @@ import os
 from pathlib import Path
 
 import dagster as dg
-import yaml
+
+from pipelines.lib import safe_yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DB = "warehouse/cachemeter.duckdb"
@@ -115,10 +117,7 @@ def load_config(path: Path) -> dict:
     """The parsed configuration file, ``{}`` when it does not exist; ``ValueError`` naming the file if invalid."""
     if not path.is_file():
         return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML ({exc})") from exc
+    data = safe_yaml.load_file(path) or {}  # YamlFileError (a ValueError): bad YAML, aliases, huge values
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping with 'alerts' and 'webhook'")
     return data

@@ -3,7 +3,8 @@ SIGKILL itself when it reaches that point, so a test controls exactly where a ru
 
 Unset (always, outside those tests) it costs one dictionary lookup per call. Points:
 ``stage:mid_file`` (inside a file's publishing transaction), ``stage:after_file`` (after the first
-file is committed), ``window:<sql name>`` (inside a partition window's transaction, after the delete).
+file is committed), ``window:<sql name>`` (inside a partition window's transaction, after the delete),
+``report:mid_write`` (half of the report page written to its temporary file).
 """
 
 import os

@@ -40,11 +40,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import yaml
+
+from pipelines.lib import safe_yaml
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".sse", ".csv", ".parquet")
 SOURCE_KEYS = {"provider", "model", "tenant", "app", "trace_start", "block_size_tokens", "cache",
                "cache_ttl_seconds", "cache_capacity_tokens", "ts", "deployments"}
+TEXT_KEYS = {"provider", "model", "tenant", "app"}  # kept as text whatever YAML type they parse as
 CHUNK_BYTES = 32 * 1024 * 1024  # records per DuckDB batch, by size
 READ_BYTES = 64 * 1024
 
@@ -85,16 +87,26 @@ class Unreadable:
 
 
 def load_source_yaml(path: Path) -> dict:
-    """Parse one ``source.yaml``; raises ``SourceConfigError`` for bad YAML, unknown keys or bad values."""
+    """Parse one ``source.yaml``; raises ``SourceConfigError`` (naming the file, and the key where
+    one is at fault) for bad YAML, anchors or aliases, huge values (``lib/safe_yaml``), unknown
+    keys, keys without a value, text keys given a list, mapping or YAML boolean, or bad values."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise SourceConfigError(f"{path}: not valid YAML ({exc})") from exc
+        data = safe_yaml.load_file(path) or {}
+    except safe_yaml.YamlFileError as exc:
+        raise SourceConfigError(str(exc)) from None
     if not isinstance(data, dict):
         raise SourceConfigError(f"{path}: expected a mapping of defaults, got {type(data).__name__}")
     unknown = set(data) - SOURCE_KEYS
     if unknown:
-        raise SourceConfigError(f"{path}: unknown keys {sorted(unknown)}; allowed: {sorted(SOURCE_KEYS)}")
+        raise SourceConfigError(f"{path}: unknown keys {sorted(unknown, key=str)}; allowed: {sorted(SOURCE_KEYS)}")
+    for key, value in data.items():
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise SourceConfigError(f"{path}: {key} has no value; give it one or remove the line")
+        if key in TEXT_KEYS and isinstance(value, bool):
+            raise SourceConfigError(f"{path}: {key} reads as the boolean {value} (YAML takes yes, no, on, off, "
+                                    f"true and false so); quote it: {key}: \"...\"")
+        if key in TEXT_KEYS and isinstance(value, (dict, list)):
+            raise SourceConfigError(f"{path}: {key} must be text, not a {type(value).__name__}")
     for key in ("trace_start", "ts"):
         if key in data:
             data[key] = _iso_utc(data[key], path, key)
@@ -111,7 +123,7 @@ def load_source_yaml(path: Path) -> dict:
         raise SourceConfigError(f"{path}: cache: ttl needs a positive cache_ttl_seconds")
     if model == "lru" and not (isinstance(data.get("cache_capacity_tokens"), int) and data["cache_capacity_tokens"] > 0):
         raise SourceConfigError(f"{path}: cache: lru needs a positive integer cache_capacity_tokens")
-    return {k: str(v) if k in {"provider", "model", "tenant", "app"} else v for k, v in data.items()}
+    return {k: str(v) if k in TEXT_KEYS else v for k, v in data.items()}
 
 
 def _iso_utc(value, path: Path, key: str) -> str:
@@ -311,6 +323,9 @@ def _read_json_array(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.
             kept = [(n, line.rstrip("\r")) for n, line in enumerate(lines, start=1) if line.strip()]
             yield _to_table([n for n, _ in kept], [line for _, line in kept])
             return
+        if raw.lstrip().startswith(b"["):  # a damaged array keeps the records before the damage
+            yield from _salvage_json_array(raw, unreadable)
+            return
         unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
         return
     except UnicodeDecodeError as exc:
@@ -321,6 +336,71 @@ def _read_json_array(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.
         return
     records = data if isinstance(data, list) else [data]
     yield _to_table(list(range(1, len(records) + 1)), [json.dumps(r) for r in records])
+
+
+def _salvage_json_array(raw: bytes, unreadable: list[Unreadable]) -> Iterator[pa.Table]:
+    """Every complete record of a JSON array that does not parse whole, then one entry for the damage.
+
+    Records are numbered 1..n in array order, as in a sound array; the damage (a cut, a trailing
+    comma, a malformed record and everything after it) is one ``Unreadable`` numbered n + 1.
+    Hand-written over ``json.JSONDecoder.raw_decode`` (the standard library's C scanner, one item at
+    a time) because ``json.loads`` and DuckDB's ``read_json`` give up on the whole array at the first
+    fault; the separators between items are the only thing parsed here. A file that is not UTF-8
+    stays one unreadable record, as before.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
+        return
+    decoder = json.JSONDecoder()
+    numbers: list[int] = []
+    texts: list[str] = []
+    pos = _skip_space(text, text.index("[") + 1)
+    damage = None
+    while damage is None:
+        record = len(numbers) + 1
+        try:
+            item, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            # an unterminated string runs to the end of the text (JSON strings hold no raw newline)
+            if exc.pos >= len(text) or exc.msg.startswith("Unterminated string"):
+                damage = f"the array is cut short in record {record}"
+            else:
+                damage = f"record {record} is malformed: {exc.msg} (char {exc.pos})"
+            break
+        except RecursionError:
+            damage = f"record {record} is nested too deep"
+            break
+        numbers.append(record)
+        texts.append(json.dumps(item))
+        pos = _skip_space(text, end)
+        if pos >= len(text):
+            damage = f"the array is cut short after record {record}"
+        elif text[pos] == "]":
+            damage = f"data after the array's end (char {pos + 1})"  # json.loads failed, so something follows
+        elif text[pos] != ",":
+            damage = f"expected ',' or ']' after record {record} (char {pos})"
+        else:
+            pos = _skip_space(text, pos + 1)
+            if pos >= len(text):
+                damage = f"the array is cut short after record {record} and its comma"
+            elif text[pos] == "]":
+                damage = f"trailing comma after record {record}"
+    tail = text[pos:].encode("utf-8")
+    unreadable.append(Unreadable(len(numbers) + 1, f"malformed JSON array: {damage}; "
+                                 f"{len(numbers)} complete record(s) before it kept",
+                                 _excerpt_of_bytes(tail, damage)))
+    for first in range(0, len(numbers), 100_000):
+        yield _to_table(numbers[first:first + 100_000], texts[first:first + 100_000])
+
+
+def _skip_space(text: str, pos: int) -> int:
+    """Position of the first non-whitespace character at or after ``pos`` (``len(text)`` if none)."""
+    return _JSON_SPACE.match(text, pos).end()
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")  # the whitespace JSON allows between tokens
 
 
 def _excerpt_of_bytes(raw: bytes, where: str) -> str:
@@ -414,7 +494,16 @@ def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table
 
     raw = log.path.read_bytes()
     text = raw.decode("utf-8", "replace").removeprefix("\ufeff")
-    reader = csv.reader(io.StringIO(text, newline=""))
+    # the limit is process-wide; no cell can be longer than the file, so this never lowers it
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
+    consumed: list[str] = []  # the physical lines of the row being read, for a bad row's excerpt
+
+    def physical_lines() -> Iterator[str]:
+        for physical in io.StringIO(text, newline=""):
+            consumed.append(physical)
+            yield physical
+
+    reader = csv.reader(physical_lines())
     try:
         header = next(reader, None)
     except csv.Error as exc:
@@ -430,13 +519,16 @@ def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table
     numeric = [bool(_NUMERIC_COLUMN.search(h.lower())) for h in header]
     numbers, texts, start = [], [], reader.line_num + 1
     while True:
+        consumed.clear()
         try:
             row = next(reader)
         except StopIteration:
             break
-        except csv.Error as exc:
-            unreadable.append(Unreadable(start, f"unreadable CSV row: {exc}", _excerpt_of_bytes(b"", str(exc))))
-            break
+        except csv.Error as exc:  # the reader resumes on the next physical line: one bad row, not the file
+            unreadable.append(Unreadable(start, f"unreadable CSV row: {exc}",
+                                         _excerpt_of_bytes("".join(consumed).encode("utf-8", "replace"), str(exc))))
+            start = reader.line_num + 1
+            continue
         line, start = start, reader.line_num + 1
         if not any(cell.strip() for cell in row):
             continue

@@ -177,7 +177,10 @@ def read_overrides(path: Path) -> pa.Table:
 
     Columns, exactly: ``provider,model,effective_from,input_per_mtok,cache_read_per_mtok,
     cache_write_5m_per_mtok,cache_write_1h_per_mtok,output_per_mtok`` (USD per million tokens;
-    empty cell = not offered). Raises ``PriceOverrideError`` naming the file and line.
+    empty cell = not offered). Raises ``PriceOverrideError`` naming the file and line; two rows for
+    the same provider, model (as priced: aliases of one catalogue model are the same) and
+    ``effective_from`` with different prices are a conflict naming both lines; an identical repeat is
+    kept once.
     """
     path = Path(path)
     if not path.is_file():
@@ -189,7 +192,27 @@ def read_overrides(path: Path) -> pa.Table:
             raise PriceOverrideError(f"{path}:1: header must be exactly {','.join(OVERRIDE_COLUMNS)}; got {header}")
         rows = [_override_row(path, number, record) for number, record in enumerate(reader, start=2)
                 if any(cell.strip() for cell in record)]
-    return _to_table(rows)
+    return _to_table(_without_repeats(path, rows))
+
+
+def _without_repeats(path: Path, rows: list[_Row]) -> list[_Row]:
+    """``rows`` with identical repeats dropped; raises ``PriceOverrideError`` for conflicting ones."""
+    first: dict[tuple, _Row] = {}
+    kept = []
+    for row in rows:
+        key = (row.provider, row.price_model, row.effective_from)
+        earlier = first.setdefault(key, row)
+        if earlier is row:
+            kept.append(row)
+        elif earlier.prices != row.prices:
+            raise PriceOverrideError(
+                f"{path}:{_line_of(earlier)} and {path}:{_line_of(row)}: conflicting prices for {row.provider} "
+                f"{row.price_model} from {row.effective_from}; keep one row per provider, model and effective_from")
+    return kept
+
+
+def _line_of(row: _Row) -> str:
+    return row.price_source.rsplit(":", 1)[1]
 
 
 def _override_row(path: Path, number: int, record: list[str]) -> _Row:

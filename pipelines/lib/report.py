@@ -25,6 +25,8 @@ import duckdb
 import pandas as pd
 import vl_convert as vlc
 
+from pipelines.lib import faults
+
 _preload: threading.Thread | None = None
 
 
@@ -53,10 +55,7 @@ def javascript_bundle() -> str:
         pass
     text = vlc.javascript_bundle()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)  # atomic: a reader never sees half a bundle
+        save(path, text)
     except OSError:
         pass  # e.g. a read-only home: the next process bundles again
     return text
@@ -201,7 +200,29 @@ def chart_pngs(data: ReportData) -> list[bytes]:
 
 
 def write(conn: duckdb.DuckDBPyConnection, out: Path, days: int = 30) -> Path:
-    """Write the report for the last ``days`` days to ``out``; returns ``out``."""
+    """Write the report for the last ``days`` days to ``out`` (atomically, see ``save``); returns ``out``."""
+    return save(out, render_html(load(conn, days)))
+
+
+def save(out: Path, text: str) -> Path:
+    """Replace ``out`` with ``text`` (UTF-8) atomically; returns ``out``. Creates the folder if missing.
+
+    The text goes to a temporary file in the same folder, which then replaces ``out`` in one rename
+    (as the warehouse snapshot is published): a reader, or a process killed mid-write, sees the old
+    file or the new one, never half of one. The temporary file is removed when the write fails.
+    Raises ``OSError`` (e.g. an unwritable folder) and ``UnicodeEncodeError``, leaving ``out`` untouched.
+    """
+    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_html(load(conn, days)), encoding="utf-8")
+    partial = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        with open(partial, "w", encoding="utf-8") as handle:
+            half = len(text) // 2
+            handle.write(text[:half])
+            faults.maybe_die("report:mid_write")
+            handle.write(text[half:])
+        os.replace(partial, out)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return out

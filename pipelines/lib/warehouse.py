@@ -28,6 +28,11 @@ DEFAULT_MEMORY_LIMIT = "1GB"  # DuckDB's own default is 80% of RAM; the nightly 
 CONNECTION_CONFIG = {"custom_user_agent": "cachemeter"}
 
 
+def configured_memory_limit() -> str:
+    """DuckDB's memory limit for every connection: ``CACHEMETER_MEMORY_LIMIT`` (e.g. ``2GB``), default 1GB."""
+    return os.environ.get("CACHEMETER_MEMORY_LIMIT") or DEFAULT_MEMORY_LIMIT
+
+
 def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Set UTC and DuckDB's memory limit, create schemas/tables/macros if missing; returns ``conn``.
 
@@ -35,7 +40,7 @@ def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     intermediate results spill to a temporary folder beside the warehouse file. Idempotent.
     """
     conn.execute("SET TimeZone = 'UTC'")
-    conn.execute("SET memory_limit = $limit", {"limit": os.environ.get("CACHEMETER_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT)})
+    conn.execute("SET memory_limit = $limit", {"limit": configured_memory_limit()})
     sha = _definitions_sha()
     try:
         if conn.execute("select sha from stage.definitions_version").fetchall() == [(sha,)]:
@@ -76,23 +81,34 @@ def _definitions_sha() -> str:
     return digest.hexdigest()
 
 
-def connect(db_path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | None = None,
+            max_seconds: float | None = None) -> duckdb.DuckDBPyConnection:
     """Open ``db_path`` (created with its folder when writable) and prepare it; read-write connections
     use ``CONNECTION_CONFIG``, so they share the process's open instance of the file.
 
-    Read-only connections get ``TimeZone = 'UTC'`` and no access outside the file; raises ``FileNotFoundError`` when a
-    read-only open targets a file that does not exist yet.
+    Read-only connections get ``TimeZone = 'UTC'``, the memory limit (``memory_limit``, else
+    ``CACHEMETER_MEMORY_LIMIT``, else 1GB), a time limit per statement when ``max_seconds`` is given
+    (> 0; a longer statement raises ``duckdb.InterruptException``) and no access outside the file,
+    all locked for the session. Raises ``FileNotFoundError`` when a read-only open targets a file
+    that does not exist yet, and ``duckdb.Error`` for a memory limit DuckDB cannot read.
     """
     path = Path(db_path)
     if read_only:
         if not path.exists():
             raise FileNotFoundError(f"warehouse {path} does not exist yet: run `cachemeter run` first")
         conn = duckdb.connect(str(path), read_only=True)
-        conn.execute("SET TimeZone = 'UTC'")
-        # ad-hoc SQL reads the warehouse only: no ATTACH, COPY TO, file readers or extension installs,
-        # and the setting cannot be switched back on in the session
-        conn.execute("SET enable_external_access = false")
-        conn.execute("SET lock_configuration = true")
+        try:
+            conn.execute("SET TimeZone = 'UTC'")
+            conn.execute("SET memory_limit = $limit", {"limit": memory_limit or configured_memory_limit()})
+            if max_seconds:  # DuckDB (1.4 on) interrupts a statement past max_execution_time itself
+                conn.execute("SET max_execution_time = $ms", {"ms": max(1, round(max_seconds * 1000))})
+            # ad-hoc SQL reads the warehouse only: no ATTACH, COPY TO, file readers or extension installs;
+            # locked last, so neither this nor the limits above can be switched back in the session
+            conn.execute("SET enable_external_access = false")
+            conn.execute("SET lock_configuration = true")
+        except BaseException:
+            conn.close()
+            raise
         return conn
     path.parent.mkdir(parents=True, exist_ok=True)
     return prepare(duckdb.connect(str(path), config=CONNECTION_CONFIG))

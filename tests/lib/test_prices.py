@@ -102,3 +102,24 @@ def test_the_docs_table_covers_the_routing_shapes():
     assert any(r.startswith("projects/") for r in reported) and any(r.startswith("arn:aws:bedrock") for r in reported)
     assert any(r.startswith(("us.", "eu.")) for r in reported) and any(r.startswith("global.") for r in reported)
     assert any(r.startswith("anthropic/") for r in reported) and ("azure", "prod-chat", "gpt-4o") in model_id_table()
+
+
+def test_conflicting_override_rows_for_one_model_and_date_name_both_lines(tmp_path):
+    path = write_prices(tmp_path / "p.csv", [
+        {"provider": "openai", "model": "gpt-4o", "effective_from": "2026-01-01", "input_per_mtok": "2.5", "output_per_mtok": "10"},
+        {"provider": "openai", "model": "gpt-4.1", "effective_from": "2026-01-01", "input_per_mtok": "2", "output_per_mtok": "8"},
+        {"provider": "openai", "model": "gpt-4o-2024-08-06", "effective_from": "2026-01-01", "input_per_mtok": "9",
+         "output_per_mtok": "10"}])
+    with pytest.raises(prices.PriceOverrideError) as raised:
+        prices.read_overrides(path)
+    assert str(raised.value) == (f"{path}:2 and {path}:4: conflicting prices for openai gpt-4o from 2026-01-01; "
+                                 "keep one row per provider, model and effective_from")
+
+
+def test_an_identical_repeated_override_row_is_kept_once(tmp_path):
+    row = {"provider": "openai", "model": "gpt-4o", "effective_from": "2026-01-01", "input_per_mtok": "2.5",
+           "output_per_mtok": "10"}
+    path = write_prices(tmp_path / "p.csv", [row, {**row, "effective_from": "2026-02-01"}, row])
+    table = pl.from_arrow(prices.read_overrides(path))
+    assert table.select("effective_from", "price_source").rows() == [(date(2026, 1, 1), "override p.csv:2"),
+                                                                      (date(2026, 2, 1), "override p.csv:3")]

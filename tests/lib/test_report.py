@@ -49,3 +49,18 @@ def test_text_in_the_data_cannot_close_the_page_script(fresh_cache):
     assert page.count("<script") == 2 and page.count("</script>") == 2  # the bundle and the embed call only
     assert "\\u003c/script>\\u003cscript>alert(1)" in page  # the app name, escaped inside the spec
     assert "&lt;/script&gt;&lt;script&gt;alert(1)" in page  # the alert message, escaped in the table
+
+
+def test_a_report_write_that_fails_midway_leaves_the_previous_report_whole(tmp_path, monkeypatch):
+    out = tmp_path / "report.html"
+    out.write_text("<html>yesterday's report</html>", encoding="utf-8")
+    # the page cannot be encoded past its middle: the write fails after half of it is out
+    monkeypatch.setattr(report, "load", lambda conn, days: None)
+    monkeypatch.setattr(report, "render_html", lambda data: "<html>" + "x" * 200_000 + "\ud800</html>")
+    with pytest.raises(UnicodeEncodeError):
+        report.write(None, out)
+    assert out.read_text(encoding="utf-8") == "<html>yesterday's report</html>"
+    assert list(tmp_path.iterdir()) == [out]  # no temporary file left behind
+    monkeypatch.setattr(report, "render_html", lambda data: "<html>today</html>")
+    assert report.write(None, out) == out and out.read_text(encoding="utf-8") == "<html>today</html>"
+    assert list(tmp_path.iterdir()) == [out]

@@ -1,6 +1,7 @@
 """Alert delivery (lib/webhook.py and the marts/alert_deliveries asset) against a real HTTP server on 127.0.0.1."""
 
 import json
+import logging
 import threading
 from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -115,3 +116,90 @@ def test_the_delivery_asset_posts_once_retries_through_its_policy_and_keeps_the_
     (materialization,) = result.asset_materializations_for_node("marts__alert_deliveries")
     assert materialization.metadata["delivered"].value == 3 and len(receiver.bodies) == 3
     assert "SECRET-TOKEN" not in str(materialization.metadata) and b"SECRET-TOKEN" not in db.read_bytes()
+
+
+# ---- the URL is a secret: never in an error, a log line or the warehouse ----------------------
+
+TOKEN = "SECRET-TOKEN-123"
+
+
+def closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+MALFORMED = [f"hooks.example/services/T/B/{TOKEN}", f"http://[hooks.example/services/{TOKEN}",
+             f"http://127.0.0.1:99999/services/{TOKEN}", f"https:///services/{TOKEN}"]
+
+
+def everything_said(exc: BaseException) -> str:
+    """The exception as Dagster and a traceback would render it: message, repr, chained exceptions, frames."""
+    import traceback
+
+    return "".join(traceback.format_exception(exc)) + repr(exc) + repr(exc.__context__) + repr(exc.__cause__)
+
+
+@pytest.mark.parametrize("url", MALFORMED + [f"http://127.0.0.1:{{port}}/services/{TOKEN}\n",
+                                              f"http://127.0.0.1:{{port}}/services/T/B/{TOKEN}"])
+def test_post_json_never_puts_the_url_in_its_error(url, caplog):
+    from pipelines.lib import webhook
+
+    caplog.set_level(logging.DEBUG)
+    url = url.replace("{port}", str(closed_port()))
+    with pytest.raises(webhook.DeliveryError) as raised:
+        webhook.post_json(url, {"text": "hello"}, timeout_seconds=2)
+    assert TOKEN not in everything_said(raised.value) and "127.0.0.1" not in str(raised.value)
+    assert raised.value.__context__ is None and raised.value.__cause__ is None
+    assert TOKEN not in caplog.text
+
+
+@pytest.mark.parametrize("url", MALFORMED[:1])
+def test_a_malformed_url_fails_delivery_once_without_the_url_or_any_attempt(warehouse_with_alerts, tmp_path, caplog, url):
+    from pipelines.lib import webhook
+
+    caplog.set_level(logging.DEBUG)
+    db = copy_of(warehouse_with_alerts, tmp_path)
+    with duckdb.connect(str(db)) as conn:
+        with pytest.raises(webhook.DeliveryError, match="the webhook URL is malformed") as raised:
+            webhook.deliver_pending(conn, url)
+        assert conn.execute("select count(*) from marts.alert_deliveries").fetchall() == [(0,)]
+    assert TOKEN not in everything_said(raised.value) and TOKEN not in caplog.text
+    assert TOKEN.encode() not in db.read_bytes()
+
+
+def test_an_unreachable_valid_url_is_recorded_as_failed_without_the_url(warehouse_with_alerts, tmp_path, caplog):
+    from pipelines.lib import webhook
+
+    caplog.set_level(logging.DEBUG)
+    db = copy_of(warehouse_with_alerts, tmp_path)
+    url = f"http://127.0.0.1:{closed_port()}/services/T/B/{TOKEN}"
+    with duckdb.connect(str(db)) as conn:
+        report = webhook.deliver_pending(conn, url)
+        errors = conn.execute("select distinct status, error from marts.alert_deliveries").fetchall()
+    assert (report.delivered, report.failed) == (0, 3)
+    assert errors == [("failed", "ConnectionRefusedError: Connection refused")]
+    assert TOKEN not in caplog.text and TOKEN.encode() not in db.read_bytes()
+
+
+@pytest.mark.parametrize("url", [MALFORMED[0], f"http://127.0.0.1:{{port}}/services/T/B/{TOKEN}"])
+def test_the_delivery_asset_keeps_a_malformed_or_valid_url_out_of_its_run(warehouse_with_alerts, tmp_path, monkeypatch,
+                                                                          caplog, url):
+    from dagster_duckdb import DuckDBResource
+
+    from pipelines.defs.alerts.assets import alert_deliveries
+    from pipelines.defs.settings import CachemeterSettings
+
+    caplog.set_level(logging.DEBUG)
+    db = copy_of(warehouse_with_alerts, tmp_path)
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", url.replace("{port}", str(closed_port())))
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize([alert_deliveries], instance=instance, raise_on_error=False,
+                            resources={"duckdb": DuckDBResource(database=str(db)), "settings": CachemeterSettings()})
+    assert not result.success  # nothing delivered: the step fails (and Dagster retries it), saying why
+    said = "".join(str(e) for e in instance.all_logs(result.run_id))  # what the run's event log stores
+    assert "could not be delivered" in said or "malformed" in said
+    assert TOKEN not in said and TOKEN not in caplog.text
+    assert TOKEN.encode() not in db.read_bytes()

@@ -77,7 +77,10 @@ def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
         return dg.MaterializeResult(metadata={"delivered": 0, "failed": 0,
                                               "webhook": f"not configured: set {settings.webhook_url_env}"})
     with warehouse_connection(duckdb) as conn:
-        report = webhook.deliver_pending(conn, url)
+        try:
+            report = webhook.deliver_pending(conn, url)
+        except webhook.DeliveryError as exc:  # a malformed URL: trying again cannot help (message without the URL)
+            raise dg.Failure(str(exc), allow_retries=False) from None
     if report.failed:
         raise dg.Failure(f"{report.failed} alert(s) could not be delivered ({report.delivered} delivered); "
                          "see marts.alert_deliveries", metadata={"delivered": report.delivered, "failed": report.failed})

@@ -49,7 +49,7 @@ def cache_report(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> d
     with warehouse.connect(snapshot, read_only=True) as conn:
         data = report.load(conn, days=30)
         out = Path(duckdb.database).with_name("report.html")
-        out.write_text(report.render_html(data), encoding="utf-8")
+        report.save(out, report.render_html(data))
         pngs = report.chart_pngs(data)
     images = "\n\n".join(f"![{title}](data:image/png;base64,{base64.b64encode(png).decode()})"
                          for title, png in zip(report.CHART_TITLES, pngs))
