@@ -11,13 +11,15 @@ waits up to ``wait_seconds`` for it, then stops with a one-line ``WarehouseBusyE
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 import dagster as dg
 
-from pipelines.defs.nightly.jobs import daily_job, ingest_job, publish_job, range_tags
+from pipelines.defs.nightly.jobs import CODE_LOCATION, daily_job, ingest_job, publish_job, range_tags
 from pipelines.defs.settings import DEFAULT_LOGS, CachemeterSettings
 from pipelines.lib import expectations, progress, report, warehouse
 from pipelines.lib.sql import statement
@@ -93,12 +95,39 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
 
 def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict, what: str) -> None:
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-    result = defs.get_job_def(job_name).execute_in_process(
-        instance=instance, run_config=quiet, tags={**tags, "cachemeter/trigger": "cli"}, raise_on_error=False)
+    with _recorded_as_code_location(instance, job_name):
+        result = defs.get_job_def(job_name).execute_in_process(
+            instance=instance, run_config=quiet, tags={**tags, "cachemeter/trigger": "cli"}, raise_on_error=False)
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]
         detail = _root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"
         raise PipelineError(f"{what} failed: {detail}")
+
+
+@contextmanager
+def _recorded_as_code_location(instance: dg.DagsterInstance, job_name: str) -> Iterator[None]:
+    """Record the block's in-process run as a run of ``job_name`` in the code location ``CODE_LOCATION``.
+
+    ``execute_in_process`` records no code-location origin, so the UI could show the run but not
+    re-execute it. The UI re-executes by location, repository and job name only (it looks the job up in
+    its own workspace), so the run is created with that origin; Dagster has no public parameter for it,
+    hence this wrapper around the one instance's ``create_run_for_job`` for the block's duration.
+    """
+    from dagster._core.definitions.repository_definition.valid_definitions import SINGLETON_REPOSITORY_NAME
+    from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
+
+    origin = RemoteJobOrigin(RemoteRepositoryOrigin(RegisteredCodeLocationOrigin(CODE_LOCATION), SINGLETON_REPOSITORY_NAME),
+                             job_name)
+    create_run_for_job = instance.create_run_for_job
+
+    def create_with_origin(*args, **kwargs):
+        return create_run_for_job(*args, **{"remote_job_origin": origin, **kwargs})
+
+    instance.create_run_for_job = create_with_origin
+    try:
+        yield
+    finally:
+        del instance.create_run_for_job
 
 
 def _root_cause(error) -> str:

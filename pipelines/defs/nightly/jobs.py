@@ -23,8 +23,16 @@ PUBLISH_ASSETS = [["publish", "warehouse_snapshot"], ["publish", "cache_report"]
 CONSISTENCY_CHECK = dg.AssetCheckKey(dg.AssetKey(["marts", "daily_savings"]), "agrees_with_core_usage")
 
 
+# the code location's name in every workspace file (deploy/); CLI runs are recorded under it, so the UI
+# can re-execute them
+CODE_LOCATION = "cachemeter"
 # dagster.yaml limits runs carrying this tag to one at a time (the queue holds the next one)
 WAREHOUSE_TAG = {"cachemeter/warehouse": "1"}
+
+
+# every step writes the one DuckDB file (pool "duckdb", limit 1), so steps run one after another anyway;
+# in one process they also share its open database and the seconds of imports a process per step repeats
+ONE_PROCESS = dg.in_process_executor
 
 
 def _assets(keys: list[list[str]]) -> dg.AssetSelection:
@@ -33,6 +41,7 @@ def _assets(keys: list[list[str]]) -> dg.AssetSelection:
 
 ingest_job = dg.define_asset_job(
     "cachemeter_ingest",
+    executor_def=ONE_PROCESS,
     selection=_assets(INGEST_ASSETS) | dg.AssetSelection.checks(CONSISTENCY_CHECK),
     description="Stage new, late or edited log files (core.usage, core.quarantine), rebuild the price book, "
                 "and check that every built day still agrees with its staged rows.",
@@ -41,6 +50,7 @@ ingest_job = dg.define_asset_job(
 
 daily_job = dg.define_asset_job(
     "cachemeter_daily",
+    executor_def=ONE_PROCESS,
     selection=_assets(DAILY_ASSETS) | _assets(PUBLISH_ASSETS),
     partitions_def=daily_partitions,
     description="Rebuild a range of UTC days (usage, costs, savings, prefix families, alerts) in one run, "
@@ -50,6 +60,7 @@ daily_job = dg.define_asset_job(
 
 publish_job = dg.define_asset_job(
     "cachemeter_publish",
+    executor_def=ONE_PROCESS,
     selection=_assets(PUBLISH_ASSETS),
     description="Publish the read-only snapshot and the report (when no day needed rebuilding).",
     tags={"cachemeter/kind": "publish", **WAREHOUSE_TAG},
