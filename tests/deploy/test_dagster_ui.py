@@ -24,13 +24,14 @@ import pytest
 from PIL import Image
 
 from tests.conftest import REPO
-from tests.deploy.test_postgres_instance import alive, children_of, free_port
+from tests.deploy.processes import alive, children_of, free_port
+from tests.test_report_browser import FLAGS as REPORT_FLAGS
 from tests.test_report_browser import chromium
 
 BIN = Path(sys.executable).parent
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-         "--virtual-time-budget=25000"]  # virtual time lets the React app fetch, lay out and zoom before the shot
+# the report test's flags, with more virtual time: the React app fetches, lays out and zooms before the shot
+FLAGS = [f for f in REPORT_FLAGS if not f.startswith("--virtual-time-budget")] + ["--virtual-time-budget=25000",
+                                                                                "--hide-scrollbars"]
 DEMO_DAY = "2026-11-25"  # the demo's first day of the rotating-preamble incident
 
 

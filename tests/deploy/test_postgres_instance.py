@@ -12,7 +12,6 @@ import contextlib
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -24,6 +23,7 @@ import dagster as dg
 import psycopg2
 
 from tests.conftest import REPO
+from tests.deploy.processes import alive, children_of, free_port
 
 PASSWORD = "cachemeter-test-password"
 
@@ -50,30 +50,6 @@ class Server:
     port: int
     pid: int
     children: frozenset[int]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a running (not zombie) process."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
-
-
-def children_of(pid: int) -> frozenset[int]:
-    out = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, IndexError):
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                out.add(int(stat.parent.name))
-    return frozenset(out)
 
 
 @contextlib.contextmanager
