@@ -4,6 +4,7 @@ the instance's environment, the workspace's code server, and the files the Docke
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import tomllib
 from pathlib import Path
@@ -161,9 +162,12 @@ def test_code_location_settings(compose):
 
 
 def test_dockerfile_copies_existing_files(dockerfile):
+    ignored = [line for line in (REPO / ".dockerignore").read_text().splitlines() if line and not line.startswith("#")]
+    assert ".venv" in ignored and "deploy/.env" in ignored  # no virtualenv or secrets in the build context
     for sources in re.findall(r"^COPY\s+(?!--)(.+)\s+\S+$", dockerfile, flags=re.M):
         for source in sources.split():
             assert (REPO / source).exists(), f"Dockerfile copies {source}, which is not in the repository"
+            assert not [p for p in ignored if fnmatch.fnmatch(source, p)], f"{source} is left out by .dockerignore"
     assert "COPY deploy/dagster.yaml /opt/dagster/dagster_home/dagster.yaml" in dockerfile
     assert "DAGSTER_HOME=/opt/dagster/dagster_home" in dockerfile
     assert re.search(r"^RUN pip install \. ", dockerfile, flags=re.M)  # the project itself, with its pins
