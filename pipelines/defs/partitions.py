@@ -6,6 +6,7 @@ targets the previous, complete day.
 """
 
 import os
+from datetime import timedelta
 
 import dagster as dg
 
@@ -21,3 +22,8 @@ def window_params(context: dg.AssetExecutionContext) -> dict:
     """
     window = context.partition_time_window
     return {"start": window.start.date(), "end": window.end.date()}
+
+
+def window_label(params: dict) -> str:
+    """``"2026-11-18 .. 2026-11-27"``: the UTC days of a window, both ends included."""
+    return f"{params['start']} .. {params['end'] - timedelta(days=1)}"

@@ -6,7 +6,7 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs import checks
 from pipelines.defs.daily import add_day_metadata, daily_asset, replace_window
-from pipelines.defs.partitions import window_params
+from pipelines.defs.partitions import window_label, window_params
 from pipelines.defs.pricing.assets import CACHE_MINIMUMS, PRICES
 from pipelines.defs.resources import warehouse_connection
 
@@ -47,7 +47,7 @@ def core_usage_costs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
                                                                             value_set=["hit", "write", "miss", "ineligible"]),
                                 ]),
         ]
-    metadata = {"window_rows": rows, "window": f"{params['start']} .. {params['end']}"}
+    metadata = {"window_rows": rows, "window": window_label(params)}
     if reasons:
         metadata["unpriced_reasons"] = dg.MetadataValue.md(
             "\n".join(["| reason | rows |", "|---|---:|"] + [f"| {r} | {n} |" for r, n in reasons]))

@@ -10,7 +10,7 @@ from dagster_duckdb import DuckDBResource
 from pipelines.defs.ingest.assets import STAGED_FILES
 from pipelines.defs import checks
 from pipelines.defs.daily import add_day_metadata, daily_asset
-from pipelines.defs.partitions import window_params
+from pipelines.defs.partitions import window_label, window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.lib import prices
 from pipelines.lib.sql import statement
@@ -59,5 +59,5 @@ def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.
                                 ]),
         ]
     return dg.MaterializeResult(metadata={"window_rows": rows, "price_models_changed": resolved,
-                                          "window": f"{params['start']} .. {params['end']}"},
+                                          "window": window_label(params)},
                                 check_results=results)
