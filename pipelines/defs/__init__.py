@@ -1,1 +1,1 @@
-"""Dagster definitions, one folder per domain (ingest, pricing, usage, costs, marts, alerts)."""
+"""Dagster definitions, one folder per domain (ingest, pricing, usage, costs, marts, alerts, publish, nightly)."""

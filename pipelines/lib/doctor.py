@@ -81,6 +81,6 @@ def _webhook() -> Result:
 
     name = CachemeterSettings.from_env().webhook_url_env
     if not os.environ.get(name):
-        return Result("alert webhook", "warn", f"{name} is not set: alerts stay in marts.cache_alerts (set it, then "
-                                               "turn on alert_webhook_sensor)")
+        return Result("alert webhook", "warn", f"{name} is not set: alerts and failed-night notices stay in "
+                                               "the warehouse and the Dagster UI (set it to have them posted)")
     return Result("alert webhook", "ok", f"{name} is set (value hidden)")
