@@ -28,14 +28,13 @@ import pyarrow as pa
 from genai_prices import types as gp
 from genai_prices.data_snapshot import get_snapshot
 
+from pipelines.lib.providers import PROVIDER_ALIASES
+
 # cachemeter provider name -> genai-prices provider id (and back)
 PROVIDER_TO_CATALOGUE = {"openai": "openai", "azure": "azure", "anthropic": "anthropic", "gemini": "google",
                          "bedrock": "aws", "deepseek": "deepseek", "xai": "x-ai", "mistral": "mistral",
                          "cohere": "cohere", "openrouter": "openrouter"}
 CATALOGUE_TO_PROVIDER = {v: k for k, v in PROVIDER_TO_CATALOGUE.items()}
-PROVIDER_ALIASES = {"google": "gemini", "vertex": "gemini", "vertex_ai": "gemini", "aws": "bedrock",
-                    "azure_openai": "azure", "self-hosted": "self_hosted", "x-ai": "xai", "vllm": "self_hosted",
-                    "sglang": "self_hosted"}
 # LiteLLM-style routing prefixes ("anthropic/claude-...") that name the provider, not the model; on
 # OpenRouter the vendor prefix is part of the catalogue id and stays
 _ROUTING_PREFIXES = ("openai/", "azure/", "anthropic/", "gemini/", "google/", "vertex_ai/", "vertex_ai_beta/",
@@ -248,11 +247,11 @@ def _override_row(path: Path, number: int, record: list[str]) -> _Row:
 
 
 def normalise_provider(name: str | None) -> str | None:
-    """cachemeter provider name for a user-supplied one (aliases: google/vertex -> gemini, aws -> bedrock)."""
+    """cachemeter provider name for a user-supplied one (``lib/providers.PROVIDER_ALIASES``: google -> gemini, mistralai -> mistral)."""
     if name is None:
         return None
     lowered = name.strip().lower()
-    return PROVIDER_ALIASES.get(lowered, lowered)
+    return PROVIDER_ALIASES.get(lowered, lowered)  # the one list, shared with the SQL macro
 
 
 def normalise_model_id(provider: str | None, model: str | None) -> str | None:

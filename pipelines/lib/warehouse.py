@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines.lib import providers
 from pipelines.lib.sql import statement, statements_in
 
 
@@ -47,7 +48,7 @@ def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             return conn  # prepared with these very files: macros persist in the file, tables exist
     except duckdb.CatalogException:
         pass  # a new warehouse (or one from before the fingerprint)
-    for text in statements_in("macros"):
+    for text in _macro_statements():
         conn.execute(text)
     for text in statements_in("schema"):
         conn.execute(text)
@@ -72,11 +73,16 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
             conn.execute(statement("migrations/stage_usage_rows__into_core_usage"))
 
 
+def _macro_statements() -> list[str]:
+    """The ``sql/macros`` files, then the macros generated from data (``lib/providers``: provider spellings)."""
+    return [providers.alias_macro_sql()] + statements_in("macros")
+
+
 @cache
 def _definitions_sha() -> str:
-    """sha256 of every ``sql/macros`` and ``sql/schema`` file's text, in the order prepare runs them."""
+    """sha256 of every macro (files and generated) and ``sql/schema`` file's text, in the order prepare runs them."""
     digest = hashlib.sha256()
-    for text in statements_in("macros") + statements_in("schema"):
+    for text in _macro_statements() + statements_in("schema"):
         digest.update(text.encode())
     return digest.hexdigest()
 
