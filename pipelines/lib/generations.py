@@ -62,11 +62,11 @@ class Plan:
     stage: list[LogFile] = field(default_factory=list)
     skip: list[tuple[LogFile, Entry]] = field(default_factory=list)
     kept_unreadable: list[tuple[LogFile, Entry]] = field(default_factory=list)  # staged once, unreadable now: rows kept
-    identity: dict[str, tuple[int, str]] = field(default_factory=dict)  # name -> (head_bytes, head_sha) to record
     retire: dict[str, str] = field(default_factory=dict)  # name being staged -> history name for its previous generation
     takes_over: dict[str, list[str]] = field(default_factory=dict)  # name being staged -> entries it replaces
     drop: list[str] = field(default_factory=list)  # entries whose content a skipped file holds: rows removed
     refresh_identity: list[tuple[LogFile, int, str]] = field(default_factory=list)  # unchanged, identity not yet recorded
+    heads: dict[str, bytes | None] = field(default_factory=dict)  # name -> the head read so far (None: unreadable)
 
 
 def head_sha(head: bytes) -> str:
@@ -80,7 +80,7 @@ def plan(logs: list[LogFile], entries: dict[str, Entry]) -> Plan:
     one record) unless it was staged before, when its rows are kept (``kept_unreadable``).
     """
     out = Plan()
-    heads: dict[str, bytes | None] = {}
+    heads = out.heads
     present = {log.relative: log for log in logs}
 
     def head(log: LogFile) -> bytes | None:
@@ -144,9 +144,7 @@ def plan(logs: list[LogFile], entries: dict[str, Entry]) -> Plan:
         elif claimed.get(name) == name and entry is not None and _unchanged(log, entry):
             out.skip.append((log, entry))
         else:
-            if not log.error and (found := head(log)) is not None:
-                out.identity[name] = (len(found), head_sha(found))
-            out.stage.append(present[name])
+            out.stage.append(present[name])  # its head is read with its content (ingest records the identity)
     return out
 
 

@@ -20,7 +20,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from datetime import date, datetime, timedelta, timezone
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -31,8 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.lib import cache_models, containers, faults, fingerprints, generations, prices
-from pipelines.lib.logfiles import (CHUNK_BYTES, LogFile, Unreadable, discover, duckdb_literal_path, malformed_json_excerpt,
-                                   read_records)
+from pipelines.lib.logfiles import (CHUNK_BYTES, HEAD_BYTES, LogFile, Unreadable, discover, duckdb_literal_path, malformed_json_excerpt,
+                                   read_head, read_records)
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
 
@@ -73,7 +73,7 @@ class FileResult:
 
 SMALL_FILE_BYTES = 1 << 20  # files up to this size are staged many at a time
 BATCH_BYTES = 32 * 1024 * 1024  # bytes of small files normalised in one pass
-BATCH_FILES = 5000  # small files published in one transaction at most
+BATCH_FILES = 20_000  # small files published in one transaction at most
 BATCH_MARKER = "\x1f"  # stands for the file name in ids the normaliser scopes to a file (staged_items__create.sql)
 
 
@@ -128,7 +128,7 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
     # counts as they stand now: the duplicate rule may have moved a skipped file's records
     counts = {row[0]: row[1:] for row in conn.execute(
         "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files").fetchall()}
-    return [replace(results[name], rows_in=counts[name][0], rows_accepted=counts[name][1], rows_quarantined=counts[name][2])
+    return [FileResult(name, *counts[name], skipped=results[name].skipped, error=results[name].error)
             if name in counts else results[name] for name in sorted(results)]
 
 
@@ -204,7 +204,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
     conn.execute(statement("ingest/fast_items__create"))
     conn.execute(statement("ingest/file_fingerprints__create"))
     segments = [_Segment(log) for log in logs]
-    lane_offset, deferred = _batch_lane(conn, segments, params) if fast_lane else (0, None)
+    lane_offset, deferred = _batch_lane(conn, segments, params, plan.heads) if fast_lane else (0, None)
     next_base = max((s.base + s.span for s in segments if s.in_lane), default=0)
     deferred_numbers = None if deferred is None else deferred.to_numpy(zero_copy_only=False)
     pending: list[pa.Table] = []
@@ -212,7 +212,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
     replays: list[_Segment] = []
     for segment in segments:
         log = segment.log
-        if segment.in_lane and not _any_in(deferred_numbers, segment.base, segment.base + segment.span):
+        if segment.in_lane and not _any_in(deferred_numbers, segment.base + 1, segment.base + segment.span):  # line 0: the placeholder
             continue
         if log.error:
             found = [Unreadable(0, log.error, _excerpt_of_error(log.error))]
@@ -254,6 +254,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
             "raw_excerpt": [u.raw_excerpt for u in unreadable_rows],
         }), "ingest/file_rows__add_unreadable")
     _replay_traces(conn, params["block_size"], defaults, replays)
+    heads = [_head(s.log, plan.heads) for s in segments]
     batch_files = pa.table({
         "source_file": [s.log.relative for s in segments],
         "base": pa.array([s.base for s in segments], pa.int64()),
@@ -263,8 +264,8 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
         "defaults_sha": [s.log.defaults_sha for s in segments],
         "device": pa.array([None if s.log.error else s.log.device for s in segments], pa.int64()),
         "inode": pa.array([None if s.log.error else s.log.inode for s in segments], pa.int64()),
-        "head_bytes": pa.array([plan.identity.get(s.log.relative, (None, None))[0] for s in segments], pa.int64()),
-        "head_sha": pa.array([plan.identity.get(s.log.relative, (None, None))[1] for s in segments], pa.string()),
+        "head_bytes": pa.array([None if head is None else len(head) for head in heads], pa.int64()),
+        "head_sha": pa.array([None if head is None else generations.head_sha(head) for head in heads], pa.string()),
         "read_error": pa.array([s.log.error for s in segments], pa.string()),
     })
     conn.register("batch_files", batch_files)
@@ -304,6 +305,18 @@ def _read_file(log: LogFile, streaming: bool) -> tuple[list[Unreadable], Iterato
     except OSError as exc:
         reason = f"cannot read file: {exc.strerror or exc}"
         return [Unreadable(0, reason, _excerpt_of_error(reason))], []
+
+
+def _head(log: LogFile, heads: dict[str, bytes | None]) -> bytes | None:
+    """The file's first ``HEAD_BYTES`` (decompressed), as read already or now; None when it cannot be read."""
+    if log.error:
+        return None
+    if heads.get(log.relative) is None:
+        try:
+            heads[log.relative] = read_head(log.path)
+        except OSError:
+            return None
+    return heads[log.relative][:HEAD_BYTES]
 
 
 def _excerpt_of_error(reason: str) -> str:
@@ -389,7 +402,8 @@ FAST_LANE_PARAMS = ("provider", "model", "tenant", "app", "default_ts", "deploym
                     "earliest", "latest")
 
 
-def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], params: dict) -> tuple[int, pa.Array | None]:
+def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], params: dict,
+                heads: dict[str, bytes | None]) -> tuple[int, pa.Array | None]:
     """Run the fast lane over the batch's JSONL files; returns (rowid offset, deferred batch numbers) or (0, None).
 
     One large file is read where it lies (its path escaped, ``_fast_lane``); many small files are
@@ -417,18 +431,28 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
         if log.error or not log.is_jsonl:
             continue
         try:
-            data = log.path.read_bytes()
-            if log.is_gzip:
-                data = gzip.decompress(data)
+            data = heads.get(log.relative)
+            if data is None or len(data) != log.size_bytes or log.is_gzip:  # not read whole by generations.plan
+                with open(log.path, "rb") as handle:
+                    data = handle.read()
+                if log.is_gzip:
+                    data = gzip.decompress(data)
+                heads[log.relative] = data[:HEAD_BYTES]
         except (OSError, EOFError, zlib.error):
             continue  # the general reader reports it (or keeps what decodes of a cut gzip stream)
-        pieces = data.split(b"\n")
-        if data.endswith(b"\n"):
-            pieces.pop()
+        ends = data.endswith(b"\n")
         parts.append(b"{}\n")
-        parts.extend(piece + b"\n" if piece.strip() else b"{}\n" for piece in pieces)
-        segment.in_lane, segment.base, segment.span = True, lines, len(pieces) + 1
-        lines += len(pieces) + 1
+        if data and b"\n\n" not in data and not data.startswith(b"\n") and not data.isspace():
+            parts.append(data if ends else data + b"\n")  # no empty line: copied whole (a line of spaces is deferred)
+            count = data.count(b"\n") + (not ends)
+        else:
+            pieces = data.split(b"\n")
+            if ends:
+                pieces.pop()
+            parts.extend(piece + b"\n" if piece.strip() else b"{}\n" for piece in pieces)
+            count = len(pieces)
+        segment.in_lane, segment.base, segment.span = True, lines, count + 1
+        lines += count + 1
         lane.append(segment)
     if not lane:
         return 0, None

@@ -75,10 +75,11 @@ class LogFile:
     mtime_ns: int = 0
     error: str | None = None
 
-    @property
-    def defaults_sha(self) -> str:
-        """Hash of the folder defaults that apply, so an edited ``source.yaml`` re-stages the file."""
-        return hashlib.sha256(json.dumps(self.defaults, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    defaults_sha: str | None = None  # hash of the folder defaults that apply (an edited source.yaml re-stages the file)
+
+    def __post_init__(self) -> None:
+        if self.defaults_sha is None:
+            object.__setattr__(self, "defaults_sha", defaults_sha(self.defaults))
 
     @property
     def is_jsonl(self) -> bool:
@@ -88,6 +89,11 @@ class LogFile:
     @property
     def is_gzip(self) -> bool:
         return self.path.name.lower().endswith(".gz")
+
+
+def defaults_sha(defaults: dict) -> str:
+    """Hash (16 hex digits) of a merged ``source.yaml`` defaults mapping."""
+    return hashlib.sha256(json.dumps(defaults, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -163,16 +169,22 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
     root_resolved = root.resolve()
     defaults_cache: dict[Path, dict] = {}
 
+    sha_cache: dict[Path, str] = {}
+
     def defaults_for(folder: Path) -> dict:
         if folder in defaults_cache:
             return defaults_cache[folder]
         parent = {} if folder == root else defaults_for(folder.parent)
         own = load_source_yaml(folder / "source.yaml") if (folder / "source.yaml").is_file() else {}
         defaults_cache[folder] = {**parent, **own}
+        sha_cache[folder] = defaults_sha(defaults_cache[folder])
         return defaults_cache[folder]
 
+    prefix = os.path.join(str(root), "")
+
     def relative(path: Path) -> str:
-        return safe_name(path.relative_to(root).as_posix())
+        text = str(path)
+        return safe_name(text[len(prefix):] if text.startswith(prefix) else path.relative_to(root).as_posix())
 
     problems: list[LogFile] = []
 
@@ -195,22 +207,28 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
             continue
         seen_folders.add((folder_stat.st_dev, folder_stat.st_ino))
         subfolders.sort()
+        folder_inside = Path(os.path.realpath(folder)).is_relative_to(root_resolved)
+        folder_path = Path(folder)
         for name in sorted(names):
-            path = Path(folder) / name
             if not is_log_name(name):
                 continue
+            full = os.path.join(folder, name)
             try:
-                status = path.stat()
+                status = os.stat(full)
+                linked = os.path.islink(full)
             except FileNotFoundError:
                 continue  # a dangling symlink, or a file removed while we looked
             except OSError as exc:
-                problems.append(LogFile(path=path, relative=relative(path), error=f"cannot read file: {exc.strerror or exc}"))
+                problems.append(LogFile(path=Path(full), relative=relative(Path(full)),
+                                        error=f"cannot read file: {exc.strerror or exc}"))
                 continue
             if not stat.S_ISREG(status.st_mode):
                 continue
-            if not follow_symlinks and not path.resolve().is_relative_to(root_resolved):
+            path = folder_path / name
+            inside = folder_inside and (not linked or path.resolve().is_relative_to(root_resolved))
+            if not follow_symlinks and not inside:
                 continue
-            found = LogFile(path=path, relative=relative(path), defaults=defaults_for(path.parent),
+            found = LogFile(path=path, relative=relative(path), defaults=defaults_for(folder_path), defaults_sha=sha_cache[folder_path],
                             device=status.st_dev, inode=status.st_ino, size_bytes=status.st_size,
                             mtime_ns=status.st_mtime_ns)
             key = (status.st_dev, status.st_ino)

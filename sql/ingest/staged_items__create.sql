@@ -36,4 +36,5 @@ select
         else i.request_id
     end as request_id
 from items i
-join batch_files b on i.source_line >= b.base and i.source_line < b.base + b.span;
+asof join batch_files b on i.source_line >= b.base  -- the file whose range starts last at or before the number
+where i.source_line < b.base + b.span;
