@@ -97,7 +97,7 @@ def plan(logs: list[LogFile], entries: dict[str, Entry]) -> Plan:
         entry = entries.get(name)
         if log.error or entry is None or entry.read_error:
             continue
-        if _unchanged(log, entry):
+        if unchanged(log, entry):
             claimed[name] = name
             if entry.head_sha is None and (found := head(log)) is not None:
                 out.refresh_identity.append((log, len(found), head_sha(found)))
@@ -122,15 +122,19 @@ def plan(logs: list[LogFile], entries: dict[str, Entry]) -> Plan:
             if entry.name not in present:
                 out.drop.append(entry.name)  # the unreadable folder or file is gone: so is its report
             continue
-        holder = holders.find(entry)
         here = present.get(entry.name)
+        if entry.rows_in == 0:  # nothing to keep: a new file under its name replaces it, else it goes
+            if here is None:
+                out.drop.append(entry.name)
+            continue
+        holder = holders.find(entry)
         if holder is not None:
             if here is not None:
                 continue  # staging the new file under this name replaces these rows; the holder has them
             if holder not in claimed:
                 claimed[holder] = entry.name
                 claimed_entries.add(entry.name)
-            if claimed[holder] == holder and _unchanged(present[holder], entries[holder]):
+            if claimed[holder] == holder and unchanged(present[holder], entries[holder]):
                 out.drop.append(entry.name)  # an unchanged file already holds these rows
             else:
                 out.takes_over.setdefault(holder, []).append(entry.name)
@@ -141,14 +145,15 @@ def plan(logs: list[LogFile], entries: dict[str, Entry]) -> Plan:
         entry = entries.get(name)
         if claimed.get(name) == name and log.error and entry is not None and not entry.read_error:
             out.kept_unreadable.append((log, entry))
-        elif claimed.get(name) == name and entry is not None and _unchanged(log, entry):
+        elif claimed.get(name) == name and entry is not None and unchanged(log, entry):
             out.skip.append((log, entry))
         else:
             out.stage.append(present[name])  # its head is read with its content (ingest records the identity)
     return out
 
 
-def _unchanged(log: LogFile, entry: Entry) -> bool:
+def unchanged(log: LogFile, entry: Entry) -> bool:
+    """The file is the one ``entry`` staged, untouched since: same device and inode, size, mtime, defaults."""
     same_file = entry.device is None or (entry.device, entry.inode) == (log.device, log.inode)
     return same_file and (entry.size_bytes, entry.mtime_ns, entry.defaults_sha) == (log.size_bytes, log.mtime_ns, log.defaults_sha)
 
@@ -180,7 +185,7 @@ class _Holders:
                 continue
             self.by_inode.setdefault((log.device, log.inode), []).append(log)
             own = entries.get(name)
-            if own is not None and claimed.get(name) == name and _unchanged(log, own) and own.head_sha is not None:
+            if own is not None and claimed.get(name) == name and unchanged(log, own) and own.head_sha is not None:
                 self.by_head.setdefault((own.head_bytes, own.head_sha), []).append(log)
             else:
                 self.changed.append(log)
@@ -197,4 +202,4 @@ class _Holders:
         return None
 
 
-__all__ = ["Entry", "HEAD_BYTES", "MANIFEST_COLUMNS", "Plan", "plan"]
+__all__ = ["Entry", "HEAD_BYTES", "MANIFEST_COLUMNS", "Plan", "plan", "unchanged"]

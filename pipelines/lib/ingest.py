@@ -179,6 +179,7 @@ class _Segment:
     base: int = 0
     span: int = 0
     in_lane: bool = False
+    error: str | None = None  # why the file could not be read (quarantined as one record at line 0)
 
 
 def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: generations.Plan, earliest: date,
@@ -203,7 +204,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
     conn.execute(statement("ingest/file_rows__create"))
     conn.execute(statement("ingest/fast_items__create"))
     conn.execute(statement("ingest/file_fingerprints__create"))
-    segments = [_Segment(log) for log in logs]
+    segments = [_Segment(log, error=log.error) for log in logs]
     lane_offset, deferred = _batch_lane(conn, segments, params, plan.heads) if fast_lane else (0, None)
     next_base = max((s.base + s.span for s in segments if s.in_lane), default=0)
     deferred_numbers = None if deferred is None else deferred.to_numpy(zero_copy_only=False)
@@ -219,6 +220,8 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
             tables: list[pa.Table] = []
         else:
             found, tables = _read_file(log, streaming=len(logs) == 1)
+            if found and found[0].source_line == 0 and found[0].reason.startswith("cannot read file"):
+                segment.error = found[0].reason
         if not segment.in_lane:
             segment.base = next_base
         last_text_by_app: dict[tuple, str] = {}
@@ -254,7 +257,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
             "raw_excerpt": [u.raw_excerpt for u in unreadable_rows],
         }), "ingest/file_rows__add_unreadable")
     _replay_traces(conn, params["block_size"], defaults, replays)
-    heads = [_head(s.log, plan.heads) for s in segments]
+    heads = [None if s.error else _head(s.log, plan.heads) for s in segments]
     batch_files = pa.table({
         "source_file": [s.log.relative for s in segments],
         "base": pa.array([s.base for s in segments], pa.int64()),
@@ -262,11 +265,11 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
         "size_bytes": pa.array([s.log.size_bytes for s in segments], pa.int64()),
         "mtime_ns": pa.array([s.log.mtime_ns for s in segments], pa.int64()),
         "defaults_sha": [s.log.defaults_sha for s in segments],
-        "device": pa.array([None if s.log.error else s.log.device for s in segments], pa.int64()),
-        "inode": pa.array([None if s.log.error else s.log.inode for s in segments], pa.int64()),
+        "device": pa.array([None if s.error else s.log.device for s in segments], pa.int64()),
+        "inode": pa.array([None if s.error else s.log.inode for s in segments], pa.int64()),
         "head_bytes": pa.array([None if head is None else len(head) for head in heads], pa.int64()),
         "head_sha": pa.array([None if head is None else generations.head_sha(head) for head in heads], pa.string()),
-        "read_error": pa.array([s.log.error for s in segments], pa.string()),
+        "read_error": pa.array([s.error for s in segments], pa.string()),
     })
     conn.register("batch_files", batch_files)
     try:
@@ -281,7 +284,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
     counts = {row[0]: row[1:] for row in conn.execute(
         "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files where source_file in "
         "(select unnest($names))", {"names": names}).fetchall()}
-    return [FileResult(s.log.relative, *counts[s.log.relative], error=s.log.error) for s in segments]
+    return [FileResult(s.log.relative, *counts[s.log.relative], error=s.error) for s in segments]
 
 
 def _read_file(log: LogFile, streaming: bool) -> tuple[list[Unreadable], Iterator[pa.Table] | list[pa.Table]]:
