@@ -65,11 +65,12 @@ def conn(tmp_path):
 
 # ---- 1. file names are globs ------------------------------------------------------------------
 
-@pytest.mark.parametrize("batched", [True, False], ids=["small-files-batch", "file-read-where-it-lies"])
-def test_01_glob_characters_in_file_names_are_read_literally(tmp_path, conn, monkeypatch, batched):
-    if not batched:
-        monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0)  # every file alone: DuckDB reads it by its path
-    logs = tmp_path / "lo[gs]"
+@pytest.mark.parametrize(("batched", "folder"), [(True, "logs"), (False, "logs"), (False, "lo[gs]")],
+                         ids=["small-files-batch", "file-read-where-it-lies", "in-a-folder-named-like-a-glob"])
+def test_01_glob_characters_in_file_names_are_read_literally(tmp_path, conn, monkeypatch, batched, folder):
+    if not batched:  # every file alone: DuckDB reads it by its path
+        monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0, raising=False)
+    logs = tmp_path / folder
     write(logs / "usage1.jsonl", line(100))
     write(logs / "usage[1].jsonl", line(200))
     write(logs / "a*b?.jsonl", line(300))
@@ -150,6 +151,7 @@ def test_05_an_unreadable_subfolder_is_reported_and_the_rest_staged(tmp_path, co
 
     monkeypatch.setattr(os, "scandir", scandir)
     results = stage(conn, logs)
+    assert [r.source_file for r in results] == ["locked/", "ok.jsonl"]
     assert [(r.source_file, r.rows_in, r.rows_quarantined, r.error) for r in results] == [
         ("locked/", 1, 1, "cannot list folder: Permission denied"), ("ok.jsonl", 1, 0, None)]
     assert conn.execute("select source_file, source_line, reason from core.quarantine").fetchall() == [
@@ -178,7 +180,7 @@ def deny(monkeypatch, name: str) -> None:
 @pytest.mark.parametrize("size", ["small", "large"])
 def test_08_a_permission_denied_file_is_reported_and_the_rest_staged(tmp_path, conn, monkeypatch, size):
     if size == "large":
-        monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0)
+        monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0, raising=False)
     logs = tmp_path / "logs"
     write(logs / "a.jsonl", line(1))
     locked = write(logs / "locked.jsonl", line(2))
@@ -194,7 +196,7 @@ def test_08_a_permission_denied_file_is_reported_and_the_rest_staged(tmp_path, c
     locked.chmod(0o644)
     monkeypatch.undo()
     if size == "large":
-        monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0)
+        monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0, raising=False)
     stage(conn, logs)
     assert tokens_by_file(conn) == [("a.jsonl", 1, 1), ("locked.jsonl", 1, 2), ("z.jsonl", 1, 3)]
     assert conn.execute("select count(*) from core.quarantine").fetchall() == [(0,)]
@@ -263,8 +265,9 @@ def test_15_many_small_files_stage_exactly_as_one_file_at_a_time(tmp_path, monke
     write(logs / "h1" / "other.csv", "ts,provider,model,prompt_tokens,output_tokens\n", f"{TS},openai,gpt-4.1,10,1\n")
     write(logs / "h2" / "empty.jsonl")
     builds = []
-    for batch_files, fast_lane in ((ingest.BATCH_FILES, True), (1, True), (ingest.BATCH_FILES, False)):
-        monkeypatch.setattr(ingest, "BATCH_FILES", batch_files)
+    many = getattr(ingest, "BATCH_FILES", 1)
+    for batch_files, fast_lane in ((many, True), (1, True), (many, False)):
+        monkeypatch.setattr(ingest, "BATCH_FILES", batch_files, raising=False)
         with warehouse.prepare(duckdb.connect()) as fresh:
             results = ingest.stage_logs(fresh, logs, latest=LATEST, fast_lane=fast_lane)
             builds.append(([(r.source_file, r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results],
