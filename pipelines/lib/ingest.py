@@ -1,9 +1,11 @@
 """Stage usage-log files into the warehouse: records -> normalised rows or quarantine, per file.
 
-``stage_logs(conn, root)`` discovers the files under ``root`` (see ``logfiles``), skips those whose
-size and modification time match the manifest ``stage.files``, and stages each other file in one
-transaction: its previous rows are replaced, accepted records go to ``core.usage`` (with the catalogue
-id of their model) and rejected ones to ``core.quarantine`` with a reason. For every file rows_in =
+``stage_logs(conn, root)`` discovers the files under ``root`` (see ``logfiles``), matches them to the
+manifest ``stage.files`` by what they are (``generations``: unchanged, grown, renamed, rotated, a new
+generation), and stages the new and changed ones, many small files at a time, each batch in one
+transaction: the files' previous rows are replaced, accepted records go to ``core.usage`` (with the
+catalogue id of their model) and rejected ones to ``core.quarantine`` with a reason; duplicate request
+ids are then settled by a rule that does not depend on arrival order. For every file rows_in =
 accepted + quarantined. The day's rows are stored once: the daily assets read ``core.usage`` itself.
 
 The normalisation itself is set-based DuckDB SQL (``sql/ingest/file_rows__insert_normalised.sql``);
