@@ -1,9 +1,11 @@
 """Stage usage-log files into the warehouse: records -> normalised rows or quarantine, per file.
 
-``stage_logs(conn, root)`` discovers the files under ``root`` (see ``logfiles``), skips those whose
-size and modification time match the manifest ``stage.files``, and stages each other file in one
-transaction: its previous rows are replaced, accepted records go to ``core.usage`` (with the catalogue
-id of their model) and rejected ones to ``core.quarantine`` with a reason. For every file rows_in =
+``stage_logs(conn, root)`` discovers the files under ``root`` (see ``logfiles``), matches them to the
+manifest ``stage.files`` by what they are (``generations``: unchanged, grown, renamed, rotated, a new
+generation), and stages the new and changed ones, many small files at a time, each batch in one
+transaction: the files' previous rows are replaced, accepted records go to ``core.usage`` (with the
+catalogue id of their model) and rejected ones to ``core.quarantine`` with a reason; duplicate request
+ids are then settled by a rule that does not depend on arrival order. For every file rows_in =
 accepted + quarantined. The day's rows are stored once: the daily assets read ``core.usage`` itself.
 
 The normalisation itself is set-based DuckDB SQL (``sql/ingest/file_rows__insert_normalised.sql``);
@@ -18,7 +20,7 @@ import gzip
 import json
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date, datetime, timedelta, timezone
 from dataclasses import dataclass
 from functools import cache
@@ -30,8 +32,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.lib import cache_models, containers, faults, fingerprints, prices
-from pipelines.lib.logfiles import LogFile, Unreadable, discover, malformed_json_excerpt, read_records
+from pipelines.lib import cache_models, containers, faults, fingerprints, generations, prices
+from pipelines.lib.logfiles import (CHUNK_BYTES, HEAD_BYTES, LogFile, Unreadable, discover, duckdb_literal_path, malformed_json_excerpt,
+                                   read_head, read_records)
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
 
@@ -67,6 +70,13 @@ class FileResult:
     rows_accepted: int
     rows_quarantined: int
     skipped: bool = False  # unchanged since the last run, not read again
+    error: str | None = None  # why the file could not be read (its earlier rows, if any, are kept)
+
+
+SMALL_FILE_BYTES = 1 << 20  # files up to this size are staged many at a time
+BATCH_BYTES = 32 * 1024 * 1024  # bytes of small files normalised in one pass
+BATCH_FILES = 20_000  # small files published in one transaction at most
+BATCH_MARKER = "\x1f"  # stands for the file name in ids the normaliser scopes to a file (staged_items__create.sql)
 
 
 def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: bool = False,
@@ -75,126 +85,400 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
                fast_lane: bool = True) -> list[FileResult]:
     """Stage every new or changed log file under ``root``; returns one ``FileResult`` per file found.
 
-    A file is unchanged when its size, mtime and the ``source.yaml`` defaults that apply to it all
-    match the manifest; editing a ``source.yaml`` re-stages the files beneath it. A file holding a
-    quarantined duplicate whose first copy is gone from ``core.usage`` (its file was staged again
-    without it) is staged again (once), so the copy is accepted (log rotation, an edited line). A file
-    that disappears from the folder keeps its rows (the warehouse keeps history the logs no longer hold).
+    Files are told apart by what they are (``generations``): a file whose device, inode, size, mtime
+    and ``source.yaml`` defaults match the manifest is skipped; one that grew is staged again (its
+    rows replaced); one that shrank or was replaced is a new generation whose predecessor's rows stay
+    under ``<name>#<n>``, unless that content is still in the folder under another name, which then
+    takes them over (rename, rotation: nothing is counted twice). A file that disappears keeps its
+    rows (the warehouse keeps history the logs no longer hold). Each symlinked or hard-linked file is
+    staged once. A file or folder that cannot be read is quarantined as one record with the reason
+    (``FileResult.error``; a file staged before keeps its rows) and tried again next run.
+
+    Small files are staged many at a time: one DuckDB read and one transaction for up to
+    ``BATCH_FILES`` files of ``SMALL_FILE_BYTES`` or less with the same defaults; every file and
+    batch is written in one transaction. Duplicate request ids keep the copy in the file whose name
+    sorts first, then the earliest line (the order files arrive in does not matter).
 
     Records timed before ``earliest`` (the first partition day) or after ``latest`` (default: one
     day from now, UTC) are quarantined with that reason rather than building far-off partitions.
-    ``on_file(log, index, total)`` is called before each file (for progress display). ``fast_lane``
-    False sends every record through the general normaliser (tests compare the two). Raises
-    ``FileNotFoundError`` for a missing ``root`` and ``logfiles.SourceConfigError`` for a bad
+    ``on_file(log, index, total)`` is called before each file or batch (for progress display).
+    ``fast_lane`` False sends every record through the general normaliser (tests compare the two).
+    Raises ``FileNotFoundError`` for a missing ``root`` and ``logfiles.SourceConfigError`` for a bad
     ``source.yaml``; problems inside a file never raise, they become quarantine rows.
     """
     logs = discover(root, follow_symlinks=follow_symlinks)
-    known = {row[0]: row[1:] for row in conn.execute(
-        "select source_file, size_bytes, mtime_ns, defaults_sha, rows_in, rows_accepted, rows_quarantined "
-        "from stage.files").fetchall()}
+    entries = {row[0]: generations.Entry(*row) for row in conn.execute(
+        f"select {generations.MANIFEST_COLUMNS} from stage.files").fetchall()}
+    plan = generations.plan(logs, entries)
     results: dict[str, FileResult] = {}
-    for index, log in enumerate(logs):
+    for log, entry in plan.skip:
+        results[log.relative] = FileResult(log.relative, entry.rows_in, entry.rows_accepted, entry.rows_quarantined, skipped=True)
+    for log, entry in plan.kept_unreadable:
+        results[log.relative] = FileResult(log.relative, entry.rows_in, entry.rows_accepted, entry.rows_quarantined,
+                                           skipped=True, error=log.error)
+    _refresh_identities(conn, plan.refresh_identity)
+    if plan.drop:
+        _publish(conn, [], [], {"drop": plan.drop})
+    done = 0
+    for batch in _batches(plan.stage):
         if on_file:
-            on_file(log, index, len(logs))
-        previous = known.get(log.relative)
-        if previous and previous[:3] == (log.size_bytes, log.mtime_ns, log.defaults_sha):
-            results[log.relative] = FileResult(log.relative, *previous[3:], skipped=True)
-            continue
-        results[log.relative] = stage_file(conn, log, earliest, latest, fast_lane)
+            on_file(batch[0], done, len(plan.stage))
+        for result in _stage_batch(conn, batch, plan, earliest, latest, fast_lane):
+            results[result.source_file] = result
+        done += len(batch)
         faults.maybe_die("stage:after_file")
-    # a file staged again may have held the first copy of ids that other files repeat: the files whose
-    # quarantined copies lost their first one are staged again (each once), so those copies are accepted
-    by_path = {log.relative: log for log in logs}
-    again: set[str] = set()
-    while orphaned := [row[0] for row in conn.execute(statement("ingest/quarantine__files_with_orphaned_duplicates")
-                                                      ).fetchall() if row[0] in by_path and row[0] not in again]:
-        for path in orphaned:
-            again.add(path)
-            results[path] = stage_file(conn, by_path[path], earliest, latest, fast_lane)
-            faults.maybe_die("stage:after_file")
-    return list(results.values())
+    # counts as they stand now: the duplicate rule may have moved a skipped file's records
+    counts = {row[0]: row[1:] for row in conn.execute(
+        "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files").fetchall()}
+    return [FileResult(name, *counts[name], skipped=results[name].skipped, error=results[name].error)
+            if name in counts else results[name] for name in sorted(results)]
 
 
 def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = date(2000, 1, 1),
                latest: datetime | None = None, fast_lane: bool = True) -> FileResult:
-    """Read, normalise and publish one file in a single transaction; returns its row accounting."""
-    size_bytes, mtime_ns = log.size_bytes, log.mtime_ns
+    """Read, normalise and publish one file in a single transaction (as a new file); returns its accounting."""
+    return _stage_batch(conn, [log], generations.Plan(), earliest, latest, fast_lane)[0]
+
+
+def _batches(logs: list[LogFile]) -> Iterator[list[LogFile]]:
+    """Consecutive small files with the same defaults, up to ``BATCH_BYTES`` / ``BATCH_FILES``; a large file alone."""
+    batch: list[LogFile] = []
+    size = 0
+    for log in logs:
+        if log.size_bytes > SMALL_FILE_BYTES and not log.error:
+            yield [log]
+            continue
+        if batch and (log.defaults != batch[0].defaults or size + log.size_bytes > BATCH_BYTES or len(batch) >= BATCH_FILES):
+            yield batch
+            batch, size = [], 0
+        batch.append(log)
+        size += log.size_bytes
+    if batch:
+        yield batch
+
+
+def _refresh_identities(conn: duckdb.DuckDBPyConnection, found: list[tuple[LogFile, int, str]]) -> None:
+    """Record device, inode and head of unchanged files staged before those were recorded."""
+    if not found:
+        return
+    conn.register("identity_in", pa.table({
+        "source_file": [log.relative for log, _, _ in found],
+        "device": pa.array([log.device for log, _, _ in found], pa.int64()),
+        "inode": pa.array([log.inode for log, _, _ in found], pa.int64()),
+        "head_bytes": pa.array([n for _, n, _ in found], pa.int64()),
+        "head_sha": [sha for _, _, sha in found]}))
+    try:
+        conn.execute(statement("ingest/files__record_identity"))
+    finally:
+        conn.unregister("identity_in")
+
+
+@dataclass
+class _Segment:
+    """One file of a batch: its records are numbered ``base + line`` (``base <= number < base + span``)."""
+
+    log: LogFile
+    base: int = 0
+    span: int = 0
+    in_lane: bool = False
+    error: str | None = None  # why the file could not be read (quarantined as one record at line 0)
+
+
+def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: generations.Plan, earliest: date,
+                 latest: datetime | None, fast_lane: bool) -> list[FileResult]:
+    """Read and normalise ``logs`` (same defaults) in one pass and publish them in one transaction."""
+    defaults = logs[0].defaults
     params = {
         **{f"paths_{adapter}": paths for adapter, paths in adapter_paths().items()},
-        "source_file": log.relative,
-        "provider": log.defaults.get("provider"),
-        "model": log.defaults.get("model"),
-        "tenant": log.defaults.get("tenant"),
-        "app": log.defaults.get("app"),
-        "trace_start": log.defaults.get("trace_start"),
-        "default_ts": log.defaults.get("ts"),
-        "deployment_names": list((log.defaults.get("deployments") or {}).keys()),
-        "deployment_models": list((log.defaults.get("deployments") or {}).values()),
-        "block_size": int(log.defaults.get("block_size_tokens", DEFAULT_BLOCK_SIZE)),
+        "source_file": BATCH_MARKER,
+        "provider": defaults.get("provider"),
+        "model": defaults.get("model"),
+        "tenant": defaults.get("tenant"),
+        "app": defaults.get("app"),
+        "trace_start": defaults.get("trace_start"),
+        "default_ts": defaults.get("ts"),
+        "deployment_names": list((defaults.get("deployments") or {}).keys()),
+        "deployment_models": list((defaults.get("deployments") or {}).values()),
+        "block_size": int(defaults.get("block_size_tokens", DEFAULT_BLOCK_SIZE)),
         "earliest": earliest.isoformat(),
         "latest": (latest or datetime.now(timezone.utc) + timedelta(days=1)).isoformat(),
     }
     conn.execute(statement("ingest/file_rows__create"))
     conn.execute(statement("ingest/fast_items__create"))
-    conn.execute(statement("ingest/staged_file__create"), {"source_file": log.relative})
-    conn.execute(statement("ingest/file_items__create_view"))
     conn.execute(statement("ingest/file_fingerprints__create"))
-    unreadable: list[Unreadable] = []
-    last_text_by_app: dict[tuple, str] = {}
-    deferred = _fast_lane(conn, log, params) if fast_lane else None
-    for records in read_records(log, unreadable) if deferred is None or len(deferred) else ():
-        if deferred is not None:  # only the lines the fast lane left to the general normaliser
-            records = records.filter(pc.is_in(records["source_line"], value_set=deferred))
-            if records.num_rows == 0:
-                continue
-        chunk = containers.reshape(records)
-        conn.register("lines_in", chunk)
-        try:
-            conn.execute(statement(NORMALISE), params)
-            _describe_malformed(conn, chunk)
-        finally:
-            conn.unregister("lines_in")
-        chunk_prints = _fingerprint_chunk(chunk, log.defaults, last_text_by_app)
-        if chunk_prints is not None:
-            _register_and_run(conn, "fingerprints_in", chunk_prints, "ingest/file_fingerprints__insert")
-    if unreadable:
+    segments = [_Segment(log, error=log.error) for log in logs]
+    lane_offset, deferred = _batch_lane(conn, segments, params, plan.heads) if fast_lane else (0, None)
+    next_base = max((s.base + s.span for s in segments if s.in_lane), default=0)
+    deferred_numbers = None if deferred is None else deferred.to_numpy(zero_copy_only=False)
+    pending: list[pa.Table] = []
+    unreadable_rows: list[Unreadable] = []
+    replays: list[_Segment] = []
+    for segment in segments:
+        log = segment.log
+        if segment.in_lane and not _any_in(deferred_numbers, segment.base + 1, segment.base + segment.span):  # line 0: the placeholder
+            continue
+        if log.error:
+            found = [Unreadable(0, log.error, _excerpt_of_error(log.error))]
+            tables: list[pa.Table] = []
+        else:
+            found, tables = _read_file(log, streaming=len(logs) == 1)
+            if found and found[0].source_line == 0 and found[0].reason.startswith("cannot read file"):
+                segment.error = found[0].reason
+        if not segment.in_lane:
+            segment.base = next_base
+        last_text_by_app: dict[tuple, str] = {}
+        top = segment.base
+        for records in tables:
+            if segment.base:
+                records = records.set_column(0, "source_line", pc.add(records["source_line"], segment.base))
+            if segment.in_lane:
+                records = records.filter(pc.is_in(records["source_line"], value_set=deferred))
+                if records.num_rows == 0:
+                    continue
+            top = max(top, pc.max(records["source_line"]).as_py())
+            chunk = containers.reshape(records)
+            pending.append(chunk)
+            chunk_prints = _fingerprint_chunk(chunk, log.defaults, last_text_by_app)
+            if chunk_prints is not None:
+                _register_and_run(conn, "fingerprints_in", chunk_prints, "ingest/file_fingerprints__insert")
+            if len(logs) == 1 or sum(t.nbytes for t in pending) >= CHUNK_BYTES:
+                _normalise(conn, pending, params)
+                pending = []
+        for item in found:
+            unreadable_rows.append(Unreadable(item.source_line + segment.base, item.reason, item.raw_excerpt))
+            top = max(top, item.source_line + segment.base)
+        if not segment.in_lane:
+            segment.span = top - segment.base + 1
+            next_base = segment.base + segment.span
+        replays.append(segment)
+    _normalise(conn, pending, params)
+    if unreadable_rows:
         _register_and_run(conn, "unreadable_in", pa.table({
-            "source_line": pa.array([u.source_line for u in unreadable], pa.int64()),
-            "reason": [u.reason for u in unreadable],
-            "raw_excerpt": [u.raw_excerpt for u in unreadable],
+            "source_line": pa.array([u.source_line for u in unreadable_rows], pa.int64()),
+            "reason": [u.reason for u in unreadable_rows],
+            "raw_excerpt": [u.raw_excerpt for u in unreadable_rows],
         }), "ingest/file_rows__add_unreadable")
-    _replay_traces(conn, params["block_size"], log.defaults)
-
-    file_param = {"source_file": log.relative}
-    conn.register("model_map", prices.model_map_table(
-        conn.execute("select distinct provider, model from file_items where reason is null").fetchall()))
+    _replay_traces(conn, params["block_size"], defaults, replays)
+    heads = [None if s.error else _head(s.log, plan.heads) for s in segments]
+    batch_files = pa.table({
+        "source_file": [s.log.relative for s in segments],
+        "base": pa.array([s.base for s in segments], pa.int64()),
+        "span": pa.array([s.span if len(logs) > 1 else 2**62 for s in segments], pa.int64()),
+        "size_bytes": pa.array([s.log.size_bytes for s in segments], pa.int64()),
+        "mtime_ns": pa.array([s.log.mtime_ns for s in segments], pa.int64()),
+        "defaults_sha": [s.log.defaults_sha for s in segments],
+        "device": pa.array([None if s.error else s.log.device for s in segments], pa.int64()),
+        "inode": pa.array([None if s.error else s.log.inode for s in segments], pa.int64()),
+        "head_bytes": pa.array([None if head is None else len(head) for head in heads], pa.int64()),
+        "head_sha": pa.array([None if head is None else generations.head_sha(head) for head in heads], pa.string()),
+        "read_error": pa.array([s.error for s in segments], pa.string()),
+    })
+    conn.register("batch_files", batch_files)
     try:
-        _publish(conn, file_param, size_bytes, mtime_ns, log.defaults_sha)
+        conn.execute(statement("ingest/staged_items__create"), {"lane_offset": lane_offset, "batch_marker": BATCH_MARKER})
     finally:
-        conn.unregister("model_map")
-    rows_in, accepted, quarantined = conn.execute(
-        "select rows_in, rows_accepted, rows_quarantined from stage.files where source_file = $source_file",
-        file_param).fetchall()[0]
-    return FileResult(log.relative, rows_in, accepted, quarantined)
+        conn.unregister("batch_files")
+    actions = {"retire": [(name, plan.retire[name]) for name in batch_files["source_file"].to_pylist() if name in plan.retire],
+               "drop": [old for name in batch_files["source_file"].to_pylist() for old in plan.takes_over.get(name, [])]}
+    _publish(conn, batch_files, conn.execute("select distinct provider, model from staged_items where reason is null").fetchall(),
+             actions)
+    names = batch_files["source_file"].to_pylist()
+    counts = {row[0]: row[1:] for row in conn.execute(
+        "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files where source_file in "
+        "(select unnest($names))", {"names": names}).fetchall()}
+    return [FileResult(s.log.relative, *counts[s.log.relative], error=s.error) for s in segments]
 
 
-def _publish(conn: duckdb.DuckDBPyConnection, file_param: dict, size_bytes: int, mtime_ns: int, defaults_sha: str) -> None:
-    """Replace the file's rows in core.usage, core.quarantine and the manifest in one transaction."""
-    with transaction(conn):
-        conn.execute(statement("ingest/pending_days__insert_file"), file_param)
-        conn.execute(statement("ingest/usage__delete_file"), file_param)
-        conn.execute(statement("ingest/quarantine__delete_file"), file_param)
-        conn.execute(statement("ingest/files__delete"), file_param)
-        faults.maybe_die("stage:mid_file")
-        conn.execute(statement("ingest/file_duplicates__create"), file_param)
-        conn.execute(statement("ingest/usage__insert_file"), file_param)
-        conn.execute(statement("ingest/quarantine__insert_file"), file_param)
-        conn.execute(statement("ingest/files__insert"),
-                     {**file_param, "size_bytes": size_bytes, "mtime_ns": mtime_ns, "defaults_sha": defaults_sha})
+def _read_file(log: LogFile, streaming: bool) -> tuple[list[Unreadable], Iterator[pa.Table] | list[pa.Table]]:
+    """The file's record chunks (a generator when ``streaming``, else read whole) and what could not be read.
+
+    A file that cannot be opened or read (permission denied, an I/O error) becomes one unreadable
+    record at line 0 with the reason; when it fails part way, the chunks read so far are dropped
+    with it, so a file is staged whole or as that one record.
+    """
+    found: list[Unreadable] = []
+    if streaming:
+        try:
+            with open(log.path, "rb"):
+                pass
+        except OSError as exc:
+            reason = f"cannot read file: {exc.strerror or exc}"
+            return [Unreadable(0, reason, _excerpt_of_error(reason))], []
+        return found, read_records(log, found)
+    try:
+        return found, list(read_records(log, found))
+    except OSError as exc:
+        reason = f"cannot read file: {exc.strerror or exc}"
+        return [Unreadable(0, reason, _excerpt_of_error(reason))], []
+
+
+def _head(log: LogFile, heads: dict[str, bytes | None]) -> bytes | None:
+    """The file's first ``HEAD_BYTES`` (decompressed), as read already or now; None when it cannot be read."""
+    if log.error:
+        return None
+    if heads.get(log.relative) is None:
+        try:
+            heads[log.relative] = read_head(log.path)
+        except OSError:
+            return None
+    return heads[log.relative][:HEAD_BYTES]
+
+
+def _excerpt_of_error(reason: str) -> str:
+    return json.dumps({"failed_at": reason})
+
+
+def _any_in(sorted_values: np.ndarray | None, low: int, high: int) -> bool:
+    """Whether any of ``sorted_values`` (ascending) lies in ``[low, high)``; False for None."""
+    if sorted_values is None:
+        return False
+    return bool(np.searchsorted(sorted_values, high) > np.searchsorted(sorted_values, low))
+
+
+def _normalise(conn: duckdb.DuckDBPyConnection, chunks: list[pa.Table], params: dict) -> None:
+    """Run the general normaliser over ``(source_line, line, source_item)`` chunks into file_rows."""
+    if not chunks:
+        return
+    chunk = pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
+    conn.register("lines_in", chunk)
+    try:
+        conn.execute(statement(NORMALISE), params)
+        _describe_malformed(conn, chunk)
+    finally:
+        conn.unregister("lines_in")
+
+
+PUBLISH = ("ingest/touched_ids__create", "ingest/pending_days__insert_batch",
+           "ingest/usage__retire_files", "ingest/duplicate_rows__retire_files", "ingest/quarantine__retire_files",
+           "ingest/files__retire_files",
+           "ingest/usage__delete_files", "ingest/duplicate_rows__delete_files", "ingest/quarantine__delete_files",
+           "ingest/files__delete_files")
+PUBLISH_NEW = ("ingest/usage__insert_batch", "ingest/quarantine__insert_batch", "ingest/files__insert_batch",
+               "ingest/duplicate_copies__create", "ingest/usage__delete_duplicate_losers",
+               "ingest/usage__insert_duplicate_winners", "ingest/duplicate_rows__delete_touched",
+               "ingest/duplicate_rows__insert_losers", "ingest/quarantine__delete_touched_duplicates",
+               "ingest/quarantine__insert_duplicate_losers", "ingest/files__apply_duplicate_counts",
+               "ingest/pending_days__insert_duplicate_copies")
+
+
+def _publish(conn: duckdb.DuckDBPyConnection, batch_files: pa.Table | list, models: list, actions: dict) -> None:
+    """Replace the batch's files' rows in core.usage, core.quarantine and the manifest in one transaction.
+
+    ``actions``: ``retire`` (name, history name) pairs whose previous generation is kept under the
+    history name, and ``drop`` names whose rows a batch file takes over (or an unchanged file holds).
+    Then the duplicate rule is applied to every id whose copies changed (``touched_ids__create.sql``).
+    """
+    if not isinstance(batch_files, pa.Table):  # no files: only drops
+        conn.execute(statement("ingest/file_rows__create"))
+        conn.execute(statement("ingest/fast_items__create"))
+        batch_files = pa.table({"source_file": pa.array([], pa.string()), "base": pa.array([], pa.int64()),
+                                "span": pa.array([], pa.int64())})
+        conn.register("batch_files", batch_files)
+        try:
+            conn.execute(statement("ingest/staged_items__create"), {"lane_offset": 0, "batch_marker": BATCH_MARKER})
+        finally:
+            conn.unregister("batch_files")
+        conn.execute(statement("ingest/file_fingerprints__create"))
+    predecessors = pa.table({
+        "source_file": pa.array([None] * (len(actions.get("retire", [])) + len(actions.get("drop", []))), pa.string()),
+        "old_file": [old for old, _ in actions.get("retire", [])] + list(actions.get("drop", [])),
+        "action": ["retire"] * len(actions.get("retire", [])) + ["drop"] * len(actions.get("drop", [])),
+        "history_file": [new for _, new in actions.get("retire", [])] + [None] * len(actions.get("drop", [])),
+    }) if actions.get("retire") or actions.get("drop") else pa.table({
+        "source_file": pa.array([], pa.string()), "old_file": pa.array([], pa.string()),
+        "action": pa.array([], pa.string()), "history_file": pa.array([], pa.string())})
+    conn.register("batch_files", batch_files)
+    conn.register("batch_predecessors", predecessors)
+    conn.register("model_map", prices.model_map_table(models))
+    try:
+        with transaction(conn):
+            for name in PUBLISH:
+                conn.execute(statement(name))
+            faults.maybe_die("stage:mid_file")
+            for name in PUBLISH_NEW:
+                if name != "ingest/files__insert_batch" or batch_files.num_rows:
+                    conn.execute(statement(name))
+    finally:
+        for name in ("batch_files", "batch_predecessors", "model_map"):
+            conn.unregister(name)
 
 
 FAST_LANE_PARAMS = ("provider", "model", "tenant", "app", "default_ts", "deployment_names", "deployment_models",
                     "earliest", "latest")
+
+
+def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], params: dict,
+                heads: dict[str, bytes | None]) -> tuple[int, pa.Array | None]:
+    """Run the fast lane over the batch's JSONL files; returns (rowid offset, deferred batch numbers) or (0, None).
+
+    One large file is read where it lies (its path escaped, ``_fast_lane``); many small files are
+    copied into one temporary JSONL file and read once: each file's lines follow a placeholder
+    ``{}`` for its line 0, and blank lines become ``{}`` too, so row ``r`` of the read is batch number
+    ``r`` (the placeholders are never records and the general reader skips blank lines). Marks the
+    segments the lane read (``in_lane``) with their base and span.
+    """
+    if len(segments) == 1:
+        segment = segments[0]
+        if segment.log.error:
+            return 0, None
+        deferred = _fast_lane(conn, segment.log, params)
+        if deferred is None:
+            return 0, None
+        segment.in_lane, segment.base, segment.span = True, 0, 2**62
+        return 1, deferred
+    import tempfile
+
+    parts: list[bytes] = []
+    lines = 0
+    lane: list[_Segment] = []
+    for segment in segments:
+        log = segment.log
+        if log.error or not log.is_jsonl:
+            continue
+        try:
+            data = heads.get(log.relative)
+            if data is None or len(data) != log.size_bytes or log.is_gzip:  # not read whole by generations.plan
+                with open(log.path, "rb") as handle:
+                    data = handle.read()
+                if log.is_gzip:
+                    data = gzip.decompress(data)
+                heads[log.relative] = data[:HEAD_BYTES]
+        except (OSError, EOFError, zlib.error):
+            continue  # the general reader reports it (or keeps what decodes of a cut gzip stream)
+        ends = data.endswith(b"\n")
+        parts.append(b"{}\n")
+        if data and b"\n\n" not in data and not data.startswith(b"\n") and not data.isspace():
+            parts.append(data if ends else data + b"\n")  # no empty line: copied whole (a line of spaces is deferred)
+            count = data.count(b"\n") + (not ends)
+        else:
+            pieces = data.split(b"\n")
+            if ends:
+                pieces.pop()
+            parts.extend(piece + b"\n" if piece.strip() else b"{}\n" for piece in pieces)
+            count = len(pieces)
+        segment.in_lane, segment.base, segment.span = True, lines, count + 1
+        lines += count + 1
+        lane.append(segment)
+    if not lane:
+        return 0, None
+    with tempfile.TemporaryDirectory(prefix="cachemeter-batch-") as folder:
+        combined = Path(folder) / "batch.jsonl"
+        combined.write_bytes(b"".join(parts))
+        literal = duckdb_literal_path(combined)
+        try:
+            ran = literal is not None
+            if ran:
+                conn.execute(statement("ingest/fast_items__read_jsonl"),
+                             {"path": literal, **{name: params[name] for name in FAST_LANE_PARAMS}})
+        except duckdb.Error:
+            ran = False
+    if not ran or conn.execute("select count(*) from fast_items").fetchall()[0][0] != lines:
+        conn.execute(statement("ingest/fast_items__create"))
+        for segment in lane:
+            segment.in_lane = False
+        return 0, None
+    return 0, conn.sql("select rowid as batch_line from fast_items where not accepted order by 1"
+                       ).to_arrow_table()["batch_line"].combine_chunks()
 
 
 def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict) -> pa.Array | None:
@@ -202,13 +486,16 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict) -> p
 
     ``sql/ingest/fast_items__read_jsonl.sql`` accepts the records the general normaliser would
     accept with the same values (plain envelopes around OpenAI, Anthropic, Gemini or Bedrock Converse
-    bodies) into ``fast_items`` (read through the ``file_items`` view), and returns the line numbers (int64, ascending) of every
-    other record, for the general normaliser. Returns None when the lane does not apply: not a plain
-    ``.jsonl`` or ``.jsonl.gz`` file, an empty one, a gzip file cut short or damaged (the general
-    reader keeps what precedes the damage), a file with blank lines (DuckDB numbers only non-blank
-    lines, so its row positions would not be line numbers), or a file DuckDB's reader fails on as a whole.
+    bodies) into ``fast_items``, and returns the line numbers (int64, ascending) of every other
+    record, for the general normaliser. The path is passed with its glob characters escaped
+    (``logfiles.duckdb_literal_path``), so DuckDB reads exactly this file. Returns None when the lane
+    does not apply: not a JSONL file, a name that is not UTF-8, an empty file, a gzip file cut short
+    or damaged (the general reader keeps what precedes the damage), a file with blank lines (DuckDB
+    numbers only non-blank lines, so its row positions would not be line numbers), or a file DuckDB's
+    reader fails on as a whole.
     """
-    if not log.path.name.lower().endswith((".jsonl", ".jsonl.gz")):
+    literal = duckdb_literal_path(log.path)
+    if not log.is_jsonl or literal is None:
         return None
     try:
         lines = count_lines(log.path)
@@ -218,7 +505,7 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict) -> p
         return None
     try:
         conn.execute(statement("ingest/fast_items__read_jsonl"),
-                     {"path": str(log.path), **{name: params[name] for name in FAST_LANE_PARAMS}})
+                     {"path": literal, **{name: params[name] for name in FAST_LANE_PARAMS}})
     except duckdb.Error:
         return None  # e.g. an object above DuckDB's maximum_object_size: the general reader takes the file
     if conn.execute("select count(*) from fast_items").fetchall()[0][0] != lines:
@@ -302,17 +589,24 @@ def _describe_malformed(conn: duckdb.DuckDBPyConnection, chunk: pa.Table) -> Non
     }), "ingest/file_rows__describe_malformed")
 
 
-def _replay_traces(conn: duckdb.DuckDBPyConnection, block_size: int, defaults: dict) -> None:
+def _replay_traces(conn: duckdb.DuckDBPyConnection, block_size: int, defaults: dict, segments: list[_Segment]) -> None:
+    """Replay each file's block-hash trace records through its own cache model (files never share a cache)."""
     records = pl.from_arrow(conn.sql(statement("ingest/file_rows__trace_records")).to_arrow_table())
     if records.height == 0:
         return
-    chains = records["hash_ids"].str.json_decode(pl.List(pl.Int64)).to_list()
-    cache = cache_models.make_cache(defaults.get("cache", "infinite"), block_size,
-                                    defaults.get("cache_ttl_seconds"), defaults.get("cache_capacity_tokens"))
-    reads = cache_models.replay(chains, records["prompt_tokens"].to_list(), block_size, cache,
-                                records["trace_offset_ms"].to_list())
+    lines, reads = [], []
+    for segment in segments:
+        own = records.filter((pl.col("source_line") >= segment.base) & (pl.col("source_line") < segment.base + max(segment.span, 1)))
+        if own.height == 0:
+            continue
+        chains = own["hash_ids"].str.json_decode(pl.List(pl.Int64)).to_list()
+        cache = cache_models.make_cache(defaults.get("cache", "infinite"), block_size,
+                                        defaults.get("cache_ttl_seconds"), defaults.get("cache_capacity_tokens"))
+        reads += cache_models.replay(chains, own["prompt_tokens"].to_list(), block_size, cache,
+                                     own["trace_offset_ms"].to_list())
+        lines += own["source_line"].to_list()
     _register_and_run(conn, "replay_in", pa.table({
-        "source_line": records["source_line"].to_arrow(),
+        "source_line": pa.array(lines, pa.int64()),
         "cache_read_tokens": pa.array(reads, pa.int64()),
     }), "ingest/file_rows__apply_replay")
 

@@ -32,7 +32,9 @@ import hashlib
 import io
 import json
 import math
+import os
 import re
+import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -57,24 +59,43 @@ class SourceConfigError(ValueError):
 
 @dataclass(frozen=True)
 class LogFile:
-    """One log file: absolute ``path``, ``relative`` name under the logs root, merged folder defaults."""
+    """One log file: absolute ``path``, ``relative`` name under the logs root, merged folder defaults.
+
+    ``relative`` is always valid UTF-8 (a name that is not is shown with ``\\xNN`` escapes for its
+    undecodable bytes); ``path`` is the name on disk. ``device``, ``inode``, ``size_bytes`` and
+    ``mtime_ns`` are the file's (a symlink's target's) status when it was found. ``error`` is set for
+    an entry that cannot be read at all (a folder that cannot be listed, a file that cannot be
+    opened): the reason, quarantined as one record of that entry.
+    """
 
     path: Path
     relative: str
     defaults: dict = field(default_factory=dict)
+    device: int = 0
+    inode: int = 0
+    size_bytes: int = 0
+    mtime_ns: int = 0
+    error: str | None = None
+
+    defaults_sha: str | None = None  # hash of the folder defaults that apply (an edited source.yaml re-stages the file)
+
+    def __post_init__(self) -> None:
+        if self.defaults_sha is None:
+            object.__setattr__(self, "defaults_sha", defaults_sha(self.defaults))
 
     @property
-    def size_bytes(self) -> int:
-        return self.path.stat().st_size
+    def is_jsonl(self) -> bool:
+        """One JSON record per line (``*.jsonl``, ``*.jsonl.gz`` and their rotated names)."""
+        return is_jsonl_name(self.path.name)
 
     @property
-    def mtime_ns(self) -> int:
-        return self.path.stat().st_mtime_ns
+    def is_gzip(self) -> bool:
+        return self.path.name.lower().endswith(".gz")
 
-    @property
-    def defaults_sha(self) -> str:
-        """Hash of the folder defaults that apply, so an edited ``source.yaml`` re-stages the file."""
-        return hashlib.sha256(json.dumps(self.defaults, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+def defaults_sha(defaults: dict) -> str:
+    """Hash (16 hex digits) of a merged ``source.yaml`` defaults mapping."""
+    return hashlib.sha256(json.dumps(defaults, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -142,16 +163,25 @@ def _iso_utc(value, path: Path, key: str) -> str:
 
 
 def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
-    """Every log file under ``root`` (sorted by relative path) with its merged ``source.yaml`` defaults.
+    """Every log file under ``root`` (sorted by relative name) with its merged ``source.yaml`` defaults.
+
+    Each file is listed once, under one name, whatever links lead to it: a symlink or hard link to a
+    file found under another name (same device and inode) is dropped in favour of the file itself (a
+    plain name before a symlink, then the first in name order). Symlinks that resolve outside ``root``
+    are skipped unless ``follow_symlinks``; dangling ones are skipped. Rotated JSONL names count
+    (``app.jsonl.1``, ``app.jsonl.2.gz``, ``app.jsonl-20261128``). A folder that cannot be listed
+    becomes an entry named ``<folder>/`` with ``error`` set, so it is reported rather than skipped.
 
     Raises ``FileNotFoundError`` when ``root`` does not exist and ``SourceConfigError`` for a bad
-    ``source.yaml``. Symlinks that resolve outside ``root`` are skipped unless ``follow_symlinks``.
+    ``source.yaml``.
     """
     root = Path(root)
     if not root.is_dir():
-        raise FileNotFoundError(f"logs folder {root} does not exist or is not a folder")
+        raise FileNotFoundError(f"logs folder {safe_name(str(root))} does not exist or is not a folder")
     root_resolved = root.resolve()
     defaults_cache: dict[Path, dict] = {}
+
+    sha_cache: dict[Path, str] = {}
 
     def defaults_for(folder: Path) -> dict:
         if folder in defaults_cache:
@@ -159,16 +189,125 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
         parent = {} if folder == root else defaults_for(folder.parent)
         own = load_source_yaml(folder / "source.yaml") if (folder / "source.yaml").is_file() else {}
         defaults_cache[folder] = {**parent, **own}
+        sha_cache[folder] = defaults_sha(defaults_cache[folder])
         return defaults_cache[folder]
 
-    found = []
-    for path in sorted(root.rglob("*")):
-        if not path.is_file() or not path.name.lower().endswith(LOG_SUFFIXES):
+    prefix = os.path.join(str(root), "")
+
+    def relative(path: Path) -> str:
+        text = str(path)
+        return safe_name(text[len(prefix):] if text.startswith(prefix) else path.relative_to(root).as_posix())
+
+    problems: list[LogFile] = []
+
+    def unlistable(exc: OSError) -> None:
+        folder = Path(exc.filename) if exc.filename else root
+        problems.append(LogFile(path=folder, relative=(relative(folder) + "/").removeprefix("./"),
+                                error=f"cannot list folder: {exc.strerror or exc}"))
+
+    by_identity: dict[tuple[int, int], LogFile] = {}
+    seen_folders: set[tuple[int, int]] = set()
+    for folder, subfolders, names in os.walk(root, onerror=unlistable, followlinks=True):
+        try:
+            folder_stat = os.stat(folder)
+        except OSError as exc:
+            unlistable(exc)
+            subfolders.clear()
             continue
-        if not follow_symlinks and not path.resolve().is_relative_to(root_resolved):
+        if (folder_stat.st_dev, folder_stat.st_ino) in seen_folders:  # a symlink loop, or a folder reached twice
+            subfolders.clear()
             continue
-        found.append(LogFile(path=path, relative=path.relative_to(root).as_posix(), defaults=defaults_for(path.parent)))
-    return found
+        seen_folders.add((folder_stat.st_dev, folder_stat.st_ino))
+        subfolders.sort()
+        folder_inside = Path(os.path.realpath(folder)).is_relative_to(root_resolved)
+        folder_path = Path(folder)
+        for name in sorted(names):
+            if not is_log_name(name):
+                continue
+            full = os.path.join(folder, name)
+            try:
+                status = os.stat(full)
+                linked = os.path.islink(full)
+            except FileNotFoundError:
+                continue  # a dangling symlink, or a file removed while we looked
+            except OSError as exc:
+                problems.append(LogFile(path=Path(full), relative=relative(Path(full)),
+                                        error=f"cannot read file: {exc.strerror or exc}"))
+                continue
+            if not stat.S_ISREG(status.st_mode):
+                continue
+            path = folder_path / name
+            inside = folder_inside and (not linked or path.resolve().is_relative_to(root_resolved))
+            if not follow_symlinks and not inside:
+                continue
+            found = LogFile(path=path, relative=relative(path), defaults=defaults_for(folder_path), defaults_sha=sha_cache[folder_path],
+                            device=status.st_dev, inode=status.st_ino, size_bytes=status.st_size,
+                            mtime_ns=status.st_mtime_ns)
+            key = (status.st_dev, status.st_ino)
+            if key not in by_identity or _preferred(found, by_identity[key]):
+                by_identity[key] = found
+    return sorted([*by_identity.values(), *problems], key=lambda log: log.relative)
+
+
+def _preferred(candidate: LogFile, current: LogFile) -> bool:
+    """Which of two names of one file to keep: a plain name before a symlink, then the first by name."""
+    return (candidate.path.is_symlink(), candidate.relative) < (current.path.is_symlink(), current.relative)
+
+
+_ROTATED_JSONL = re.compile(r"\.jsonl(\.\d{1,4}|-\d{8,10})(\.gz)?$")  # logrotate: app.jsonl.1, app.jsonl.2.gz, app.jsonl-20261128
+
+
+def is_log_name(name: str) -> bool:
+    """A file name cachemeter reads: one of ``LOG_SUFFIXES`` or a rotated JSONL name."""
+    lowered = name.lower()
+    return lowered.endswith(LOG_SUFFIXES) or bool(_ROTATED_JSONL.search(lowered))
+
+
+def is_jsonl_name(name: str) -> bool:
+    """One JSON record per line: ``*.jsonl``, ``*.jsonl.gz`` or a rotated JSONL name."""
+    lowered = name.lower()
+    return lowered.endswith((".jsonl", ".jsonl.gz")) or bool(_ROTATED_JSONL.search(lowered))
+
+
+def safe_name(name: str) -> str:
+    """``name`` as valid UTF-8 text: bytes that do not decode (surrogate-escaped by the OS layer) as ``\\xNN``."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def duckdb_literal_path(path: Path) -> str | None:
+    """``path`` for a DuckDB file reader, its glob characters escaped so it names exactly that file.
+
+    DuckDB reads ``[``, ``]``, ``*``, ``?``, ``{`` and ``}`` in a reader's path as a glob pattern; each is
+    wrapped in a one-character class (``[[]``). Returns None for a name that is not valid UTF-8
+    (DuckDB takes text only): the caller reads such a file with Python instead.
+    """
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return _GLOB_CHARACTER.sub(lambda m: f"[{m.group(0)}]", text)
+
+
+_GLOB_CHARACTER = re.compile(r"[\[\]*?{}]")
+HEAD_BYTES = 4096  # bytes of a file's (decompressed) start that identify its content across renames and rotation
+
+
+def read_head(path: Path, length: int = HEAD_BYTES) -> bytes:
+    """The first ``length`` bytes of the file's text (decompressed for ``*.gz``; what decodes before any
+    damage). Raises ``OSError`` when the file cannot be opened or read."""
+    if path.name.lower().endswith(".gz"):
+        out = b""
+        try:
+            for block in _gunzip(path):
+                out += block
+                if len(out) >= length:
+                    break
+        except StreamError:
+            pass
+        return out[:length]
+    with open(path, "rb") as handle:
+        return handle.read(length)
 
 
 def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = CHUNK_BYTES) -> Iterator[pa.Table]:

@@ -63,7 +63,8 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
 
     A ``CREATE TABLE IF NOT EXISTS`` schema cannot say "only if that old table exists", so each move is
     a file run here in one transaction when its old table is present: today ``stage.usage_rows``
-    (the staged rows, now stored in ``core.usage`` itself). Each move is safe to repeat: an older
+    (the staged rows, now stored in ``core.usage`` itself). Files holding duplicates staged before
+    ``stage.duplicate_rows`` kept their rows are marked to be staged again. Each move is safe to repeat: an older
     release may open the warehouse again and re-create the old table.
     """
     legacy = conn.execute("select count(*) from duckdb_tables() where database_name = current_database() "
@@ -71,6 +72,7 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
     if legacy:
         with transaction(conn):
             conn.execute(statement("migrations/stage_usage_rows__into_core_usage"))
+    conn.execute(statement("migrations/stage_files__restage_duplicates"))
 
 
 def _macro_statements() -> list[str]:

@@ -18,7 +18,8 @@
 -- and this statement filters none out, so fast_items' rowid + 1 is the line number when the file has no
 -- blank line; the caller checks that (it counts the file's lines) and otherwise does not use this lane.
 -- (WITH ORDINALITY would number the rows too, but makes the whole scan single-threaded.)
--- Parameters: $path, and $source_file, $provider, $model, $tenant, $app, $default_ts, $deployment_names,
+-- Parameters: $path (glob characters escaped by logfiles.duckdb_literal_path: DuckDB reads a reader's path as a
+-- pattern; for a batch of small files, the temporary file they were copied into), and $source_file, $provider, $model, $tenant, $app, $default_ts, $deployment_names,
 -- $deployment_models, $earliest, $latest as for the general normaliser.
 create or replace temp table fast_items as
 with

@@ -696,9 +696,8 @@ accepted as (
             case when c.span is not null then 'span-' || coalesce(c.span ->> '$.traceId', '') || '-' || coalesce(c.span ->> '$.spanId', '') end,
             case when c.source_format like '%usage_bucket%' or c.source_format = 'anthropic_usage_report'
                  then 'bucket-' || md5(c.source_format || ':' || c.b::varchar)[1:20] end,
-            c.batch_request_id,
-            line_request_id($source_file, c.source_line, c.source_item)
-        ) as request_id,
+            c.batch_request_id
+        ) as request_id,  -- null: the record carries none; staged_items__create.sql mints one from its file and line
         c.ts,
         c.provider,
         c.model_reported as model,

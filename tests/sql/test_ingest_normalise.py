@@ -244,17 +244,25 @@ def test_a_rotated_log_keeps_its_rows_when_a_new_log_takes_its_name(tmp_path):
 
 
 def test_a_duplicate_is_accepted_once_the_first_copy_of_its_id_is_edited_away(tmp_path):
+    # a.jsonl keeps its start (more than the 4 KB head) and grows: the same file edited, staged again;
+    # the quarantined copy in b.jsonl is promoted from stage.duplicate_rows without reading b.jsonl again
     logs = tmp_path / "logs"
-    write_jsonl(logs / "a.jsonl", [{**GOOD, "request_id": "dup"}])
+    head = [{**GOOD, "request_id": f"h{i}"} for i in range(40)]
+    write_jsonl(logs / "a.jsonl", [*head, {**GOOD, "request_id": "dup"}])
     write_jsonl(logs / "b.jsonl", [{**GOOD, "request_id": "dup"}])
     conn, _ = stage(tmp_path, logs)
-    write_jsonl(logs / "a.jsonl", [{**GOOD, "request_id": "dup"}, {**GOOD, "request_id": "more"}])
+    assert rows(conn, "select source_file, duplicate_request_id from core.quarantine") == [("b.jsonl", "dup")]
+    write_jsonl(logs / "a.jsonl", [*head, {**GOOD, "request_id": "dup"}, {**GOOD, "request_id": "more"}])
     appended = ingest.stage_logs(conn, logs)
     assert [r.skipped for r in appended] == [False, True]  # the first copy is still there: b.jsonl is left alone
-    write_jsonl(logs / "a.jsonl", [{**GOOD, "request_id": "other"}])
-    ingest.stage_logs(conn, logs)
-    assert rows(conn, "select request_id, source_file from core.usage order by 1") == [("dup", "b.jsonl"), ("other", "a.jsonl")]
+    write_jsonl(logs / "a.jsonl", [*head, {**GOOD, "request_id": "other"}, {**GOOD, "request_id": "more"}])
+    again = ingest.stage_logs(conn, logs)
+    assert [(r.source_file, r.skipped, r.rows_accepted, r.rows_quarantined) for r in again] == [
+        ("a.jsonl", False, 42, 0), ("b.jsonl", True, 1, 0)]
+    assert rows(conn, "select request_id, source_file from core.usage where request_id not like 'h%' order by 1") == [
+        ("dup", "b.jsonl"), ("more", "a.jsonl"), ("other", "a.jsonl")]
     assert rows(conn, "select count(*) from core.quarantine") == [(0,)]
+    assert rows(conn, "select rows_accepted, rows_quarantined from stage.files where source_file = 'b.jsonl'") == [(1, 0)]
 
 
 def test_an_id_repeated_inside_one_file_keeps_its_first_line_and_names_it(tmp_path):

@@ -15,14 +15,16 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.nightly.jobs import ingest_job
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import logfiles, warehouse
+from pipelines.lib import generations, logfiles, warehouse
 
 
 def changed_files(conn: DuckDBPyConnection, settings: CachemeterSettings) -> list[logfiles.LogFile]:
-    """Log files whose size, mtime or source.yaml defaults differ from the manifest (new files included)."""
-    known = {r[0]: r[1:] for r in conn.execute("select source_file, size_bytes, mtime_ns, defaults_sha from stage.files").fetchall()}
+    """Log files that are not the file the manifest staged under their name, untouched since (device and
+    inode, size, mtime, source.yaml defaults: ``generations.unchanged``), or could not be read; new files included."""
+    known = {r[0]: generations.Entry(*r) for r in conn.execute(f"select {generations.MANIFEST_COLUMNS} from stage.files").fetchall()}
     return [log for log in logfiles.discover(Path(settings.logs_dir), settings.follow_symlinks)
-            if known.get(log.relative) != (log.size_bytes, log.mtime_ns, log.defaults_sha)]
+            if log.error or log.relative not in known or known[log.relative].read_error
+            or not generations.unchanged(log, known[log.relative])]
 
 
 @dg.sensor(jobs=[ingest_job], minimum_interval_seconds=300, default_status=dg.DefaultSensorStatus.STOPPED,

@@ -1,8 +1,8 @@
--- Publish the accepted records of one file ($source_file) to core.usage, with the prompt
--- fingerprints of those that logged a request body and the catalogue id of each reported model
--- (registered table model_map: provider, model, price_model). Prefix family, in order of evidence: an
--- explicit key or trace block chain (set in file_items), else the body fingerprint, else the series.
--- Duplicates (file_duplicates) go to quarantine instead.
+-- Publish the accepted records of the batch (staged_items) to core.usage, with the prompt fingerprints
+-- of those that logged a request body and the catalogue id of each reported model (registered table
+-- model_map: provider, model, price_model). Prefix family, in order of evidence: an explicit key or
+-- trace block chain (set by the normaliser), else the body fingerprint, else the series. Duplicate ids
+-- are resolved after (duplicate_copies__create.sql).
 insert into core.usage by name
 select
     f.request_id,
@@ -25,7 +25,7 @@ select
     f.cache_write_1h_tokens,
     f.output_tokens,
     f.reasoning_tokens,
-    $source_file as source_file,
+    f.source_file,
     f.source_line,
     f.source_item,
     f.reported_cost_usd,
@@ -36,8 +36,7 @@ select
     p.rendered_chars,
     p.divergence_offset_chars,
     p.divergence_span
-from file_items f
-left join file_fingerprints p on p.source_line = f.source_line and f.source_item = 0
+from staged_items f
+left join file_fingerprints p on p.source_line = f.batch_line and f.source_item = 0
 left join model_map m on m.provider is not distinct from f.provider and m.model is not distinct from f.model
-anti join file_duplicates d on d.source_line = f.source_line and d.source_item = f.source_item
 where f.reason is null;

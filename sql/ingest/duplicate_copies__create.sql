@@ -1,0 +1,17 @@
+-- duplicate_copies: every accepted copy of the touched ids (touched_ids), from core.usage (was_accepted)
+-- and stage.duplicate_rows, each marked winner when it is the copy the rule keeps: the one in the file
+-- whose name sorts first, then the earliest line, then item (first: that copy's file, line and item).
+create or replace temp table duplicate_copies as
+with
+copies as (
+    select u.*, true as was_accepted from core.usage u semi join touched_ids t using (request_id)
+    union all by name
+    select d.*, false as was_accepted from stage.duplicate_rows d semi join touched_ids t using (request_id)
+),
+ranked as (
+    select *, min(struct_pack(f := source_file, l := source_line, i := coalesce(source_item, 0)))
+                  over (partition by request_id) as first
+    from copies
+)
+select *, source_file = first.f and source_line = first.l and coalesce(source_item, 0) = first.i as winner
+from ranked;

@@ -1,0 +1,4 @@
+-- Remove the core.quarantine rows of the batch's files before they are staged again, and of the files whose
+-- content a batch file has taken over (registered tables batch_files, batch_predecessors action 'drop').
+delete from core.quarantine
+where source_file in (select source_file from batch_files union select old_file from batch_predecessors where action = 'drop');

@@ -1,0 +1,409 @@
+"""Real log folders lose nothing: odd names, rotation, symlinks, unreadable entries, duplicate ids, many files.
+
+Each numbered test is a regression test for that item of issue 16; ``test_folder_operations_*`` runs seeded
+random sequences of folder operations and compares the warehouse after every step with a fresh build of
+the files then present plus the history the README promises to keep.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from pipelines.lib import ingest, warehouse
+from pipelines.lib.logfiles import LogFile
+from pipelines.lib.sql import statement
+
+TS = "2026-11-20T10:00:00Z"
+LATEST = datetime(2030, 1, 1, tzinfo=timezone.utc)
+
+
+def line(prompt: int, request_id: str | None = None) -> str:
+    """One OpenAI chat envelope (the fast lane takes it) with ``prompt`` prompt tokens."""
+    body = {"id": "chatcmpl-x", "object": "chat.completion", "created": 1795000000, "model": "gpt-4.1",
+            "usage": {"prompt_tokens": prompt, "completion_tokens": 5, "total_tokens": prompt + 5,
+                      "prompt_tokens_details": {"cached_tokens": 0}}}
+    if request_id is None:
+        del body["id"]
+    envelope = {"ts": TS, "provider": "openai", "model": "gpt-4.1", "response": body}
+    if request_id is not None:
+        envelope["request_id"] = request_id
+    return json.dumps(envelope) + "\n"
+
+
+def write(path: Path, *lines: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(lines))
+    return path
+
+
+def stage(conn, logs: Path):
+    return ingest.stage_logs(conn, logs, latest=LATEST)
+
+
+def tokens_by_file(conn) -> list[tuple]:
+    return conn.execute("select source_file, count(*), sum(prompt_tokens) from core.usage group by 1 order by 1").fetchall()
+
+
+def accounting_holds(conn) -> bool:
+    return conn.execute(statement("checks/files__rows_do_not_add_up")).fetchall() == [(0,)]
+
+
+@pytest.fixture
+def conn(tmp_path):
+    with warehouse.connect(tmp_path / "w.duckdb") as connection:
+        yield connection
+
+
+# ---- 1. file names are globs ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("batched", "folder"), [(True, "logs"), (False, "logs"), (False, "lo[gs]")],
+                         ids=["small-files-batch", "file-read-where-it-lies", "in-a-folder-named-like-a-glob"])
+def test_01_glob_characters_in_file_names_are_read_literally(tmp_path, conn, monkeypatch, batched, folder):
+    if not batched:  # every file alone: DuckDB reads it by its path
+        monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0, raising=False)
+    logs = tmp_path / folder
+    write(logs / "usage1.jsonl", line(100))
+    write(logs / "usage[1].jsonl", line(200))
+    write(logs / "a*b?.jsonl", line(300))
+    write(logs / "{x,y}.jsonl", line(400))
+    results = stage(conn, logs)
+    assert tokens_by_file(conn) == [("a*b?.jsonl", 1, 300), ("usage1.jsonl", 1, 100), ("usage[1].jsonl", 1, 200),
+                                    ("{x,y}.jsonl", 1, 400)]
+    assert [(r.source_file, r.rows_in, r.rows_accepted) for r in results] == [
+        ("a*b?.jsonl", 1, 1), ("usage1.jsonl", 1, 1), ("usage[1].jsonl", 1, 1), ("{x,y}.jsonl", 1, 1)]
+
+
+# ---- 3. copytruncate rotation ------------------------------------------------------------------
+
+def test_03_copytruncate_rotation_keeps_the_old_rows_once_under_the_rotated_copy(tmp_path, conn):
+    logs = tmp_path / "logs"
+    app = write(logs / "app.jsonl", *[line(1000 + i) for i in range(4)])
+    stage(conn, logs)
+    shutil.copy(app, logs / "app.jsonl.1")  # logrotate copytruncate: copy, then truncate in place
+    app.write_text("")
+    with app.open("a") as handle:
+        handle.write(line(7))
+    results = stage(conn, logs)
+    assert tokens_by_file(conn) == [("app.jsonl", 1, 7), ("app.jsonl.1", 4, 4006)]
+    assert [(r.source_file, r.rows_accepted) for r in results] == [("app.jsonl", 1), ("app.jsonl.1", 4)]
+    assert conn.execute("select count(*) from core.quarantine").fetchall() == [(0,)]
+    assert accounting_holds(conn)
+
+
+def test_03_a_truncated_file_keeps_its_earlier_rows_as_history_when_no_copy_is_in_the_folder(tmp_path, conn):
+    logs = tmp_path / "logs"
+    app = write(logs / "app.jsonl", *[line(1000 + i) for i in range(4)])
+    stage(conn, logs)
+    app.write_text(line(7))  # truncated (the copy went elsewhere) and written again
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("app.jsonl", 1, 7), ("app.jsonl#1", 4, 4006)]
+    # the rotated copy turns up later (moved in from elsewhere): recognised, it takes the history over
+    write(logs / "app.jsonl-20261128", *[line(1000 + i) for i in range(4)])
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("app.jsonl", 1, 7), ("app.jsonl-20261128", 4, 4006)]
+    assert accounting_holds(conn)
+
+
+def test_03_a_renamed_file_is_recognised_not_counted_twice(tmp_path, conn):
+    logs = tmp_path / "logs"
+    write(logs / "app.jsonl", *[line(10 + i) for i in range(3)])
+    stage(conn, logs)
+    (logs / "app.jsonl").rename(logs / "app.jsonl.1")
+    write(logs / "app.jsonl", line(99))
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("app.jsonl", 1, 99), ("app.jsonl.1", 3, 33)]
+
+
+# ---- 4. symlinks --------------------------------------------------------------------------------
+
+def test_04_a_symlink_to_a_file_in_the_folder_is_staged_once(tmp_path, conn):
+    logs = tmp_path / "logs"
+    write(logs / "app.jsonl", *[line(100 + i) for i in range(6)])  # no request ids: ids come from file and line
+    (logs / "current.jsonl").symlink_to("app.jsonl")
+    (logs / "sub").mkdir()
+    (logs / "sub" / "again.jsonl").symlink_to(logs / "app.jsonl")
+    results = stage(conn, logs)
+    assert tokens_by_file(conn) == [("app.jsonl", 6, 615)]
+    assert [r.source_file for r in results] == ["app.jsonl"]
+
+
+# ---- 5. unreadable subfolder ----------------------------------------------------------------------
+
+def test_05_an_unreadable_subfolder_is_reported_and_the_rest_staged(tmp_path, conn, monkeypatch):
+    logs = tmp_path / "logs"
+    write(logs / "ok.jsonl", line(5))
+    write(logs / "locked" / "hidden.jsonl", line(6))
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if isinstance(path, (str, os.PathLike)) and Path(path).name == "locked":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    results = stage(conn, logs)
+    assert [r.source_file for r in results] == ["locked/", "ok.jsonl"]
+    assert [(r.source_file, r.rows_in, r.rows_quarantined, r.error) for r in results] == [
+        ("locked/", 1, 1, "cannot list folder: Permission denied"), ("ok.jsonl", 1, 0, None)]
+    assert conn.execute("select source_file, source_line, reason from core.quarantine").fetchall() == [
+        ("locked/", 0, "cannot list folder: Permission denied")]
+    monkeypatch.setattr(os, "scandir", real_scandir)  # fixed: the folder's files are staged, the report goes
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("locked/hidden.jsonl", 1, 6), ("ok.jsonl", 1, 5)]
+    assert conn.execute("select count(*) from core.quarantine").fetchall() == [(0,)]
+    assert accounting_holds(conn)
+
+
+# ---- 8. permission-denied file ------------------------------------------------------------------
+
+def deny(monkeypatch, name: str) -> None:
+    """Opening a file called ``name`` fails as a file without read permission does (tests may run as root)."""
+    real_open = builtins.open
+
+    def guarded(file, *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and Path(file).name == name:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", guarded)
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_08_a_permission_denied_file_is_reported_and_the_rest_staged(tmp_path, conn, monkeypatch, size):
+    if size == "large":
+        monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0, raising=False)
+    logs = tmp_path / "logs"
+    write(logs / "a.jsonl", line(1))
+    locked = write(logs / "locked.jsonl", line(2))
+    write(logs / "z.jsonl", line(3))
+    locked.chmod(0)
+    deny(monkeypatch, "locked.jsonl")
+    results = stage(conn, logs)
+    assert [(r.source_file, r.rows_in, r.rows_accepted, r.rows_quarantined, r.error is not None) for r in results] == [
+        ("a.jsonl", 1, 1, 0, False), ("locked.jsonl", 1, 0, 1, True), ("z.jsonl", 1, 1, 0, False)]
+    assert conn.execute("select source_file, source_line, reason from core.quarantine").fetchall() == [
+        ("locked.jsonl", 0, "cannot read file: Permission denied")]
+    assert stage(conn, logs)[1].rows_quarantined == 1  # tried again, still reported, nothing else changes
+    locked.chmod(0o644)
+    monkeypatch.undo()
+    if size == "large":
+        monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0, raising=False)
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("a.jsonl", 1, 1), ("locked.jsonl", 1, 2), ("z.jsonl", 1, 3)]
+    assert conn.execute("select count(*) from core.quarantine").fetchall() == [(0,)]
+
+
+def test_08_a_file_staged_before_that_becomes_unreadable_keeps_its_rows(tmp_path, conn, monkeypatch):
+    logs = tmp_path / "logs"
+    app = write(logs / "app.jsonl", line(1), line(2))
+    stage(conn, logs)
+    with app.open("a") as handle:
+        handle.write(line(3))
+    deny(monkeypatch, "app.jsonl")
+    (result,) = stage(conn, logs)
+    assert result.error == "cannot read file: Permission denied" and result.rows_accepted == 2
+    assert tokens_by_file(conn) == [("app.jsonl", 2, 3)]
+    monkeypatch.undo()
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("app.jsonl", 3, 6)]
+
+
+# ---- 9. non-UTF-8 file name ---------------------------------------------------------------------
+
+def test_09_a_file_name_that_is_not_utf8_is_staged_under_a_safe_name(tmp_path, conn):
+    logs = tmp_path / "logs"
+    write(logs / "ok.jsonl", line(1))
+    raw = os.path.join(os.fsencode(logs), b"caf\xe9.jsonl")
+    with open(raw, "wb") as handle:
+        handle.write(line(2).encode())
+    results = stage(conn, logs)
+    assert [(r.source_file, r.rows_accepted) for r in results] == [("caf\\xe9.jsonl", 1), ("ok.jsonl", 1)]
+    assert tokens_by_file(conn) == [("caf\\xe9.jsonl", 1, 2), ("ok.jsonl", 1, 1)]
+    assert stage(conn, logs)[0].skipped  # found again under the same name
+
+
+# ---- 7. duplicate ids do not depend on staging order ------------------------------------------
+
+def test_07_the_kept_copy_of_a_duplicate_id_does_not_depend_on_arrival_order(tmp_path, conn):
+    logs = tmp_path / "logs"
+    write(logs / "b.jsonl", line(1000, "X"))
+    stage(conn, logs)
+    write(logs / "a.jsonl", line(5000, "X"))  # arrives later, sorts first: its copy is kept
+    stage(conn, logs)
+    incremental = snapshot(conn)
+    with warehouse.prepare(duckdb.connect()) as fresh:
+        stage(fresh, logs)
+        assert snapshot(fresh) == incremental
+    assert conn.execute("select source_file, prompt_tokens from core.usage").fetchall() == [("a.jsonl", 5000)]
+    assert conn.execute("select source_file, reason from core.quarantine").fetchall() == [
+        ("b.jsonl", "duplicate request_id X (first seen in a.jsonl:1)")]
+    (logs / "a.jsonl").write_text(line(3, "other"))  # a new generation: the first copy stays as a.jsonl#1
+    stage(conn, logs)
+    assert conn.execute("select source_file, prompt_tokens from core.usage where request_id = 'X'").fetchall() == [
+        ("a.jsonl#1", 5000)]
+    assert accounting_holds(conn)
+
+
+# ---- 15. many small files -------------------------------------------------------------------
+
+def test_15_many_small_files_stage_exactly_as_one_file_at_a_time(tmp_path, monkeypatch):
+    logs = tmp_path / "logs"
+    for i in range(240):
+        write(logs / f"h{i // 60}" / f"req-{i:04d}.jsonl", line(100 + i, f"r{i % 200}" if i % 3 else None))
+    write(logs / "h0" / "blank.jsonl", line(1), "\n   \n", line(2))
+    write(logs / "h0" / "bad.jsonl", "{not json\n", line(3, "r5"))
+    (logs / "h1" / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + line(4).encode())
+    write(logs / "h1" / "other.csv", "ts,provider,model,prompt_tokens,output_tokens\n", f"{TS},openai,gpt-4.1,10,1\n")
+    write(logs / "h2" / "empty.jsonl")
+    builds = []
+    many = getattr(ingest, "BATCH_FILES", 1)
+    for batch_files, fast_lane in ((many, True), (1, True), (many, False)):
+        monkeypatch.setattr(ingest, "BATCH_FILES", batch_files, raising=False)
+        with warehouse.prepare(duckdb.connect()) as fresh:
+            results = ingest.stage_logs(fresh, logs, latest=LATEST, fast_lane=fast_lane)
+            builds.append(([(r.source_file, r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results],
+                           snapshot(fresh)))
+            assert accounting_holds(fresh)
+    assert builds[0] == builds[1] == builds[2]
+    files, (usage, quarantine, _) = builds[0]
+    assert len(files) == 245 and sum(f[1] for f in files) == 240 + 2 + 2 + 1 + 1
+    ids = [f"r{i % 200}" for i in range(240) if i % 3]
+    repeats = len(ids) - len(set(ids)) + 1  # and bad.jsonl's r5
+    assert len(usage) == 240 + 2 + 1 + 1 - repeats  # the small files, blank.jsonl, bad.jsonl, bom.jsonl
+    assert len(quarantine) == repeats + 2  # and bad.jsonl's malformed line, other.csv's row of no known shape
+
+
+# ---- randomized folder operations ------------------------------------------------------------
+
+USAGE = "request_id, source_file, source_line, source_item, prompt_tokens"
+QUARANTINE = "source_file, source_line, source_item, reason, duplicate_request_id"
+FILES = "source_file, rows_in, rows_accepted, rows_quarantined"
+
+
+def snapshot(conn) -> tuple[list, list, list]:
+    """The staging-level state compared between builds: core.usage, core.quarantine, stage.files."""
+    return (conn.execute(f"select {USAGE} from core.usage order by all").fetchall(),
+            conn.execute(f"select {QUARANTINE} from core.quarantine order by all").fetchall(),
+            conn.execute(f"select {FILES} from stage.files order by all").fetchall())
+
+
+class Folder:
+    """A logs folder under operations, with the model of what the warehouse must hold.
+
+    ``generations`` maps each name the warehouse keeps rows under to the content last staged there:
+    the files then present, a deleted file under its own name, and a previous generation of a file
+    that shrank or was replaced under ``<name>#<n>``. Content still present in the folder (as the
+    start of some file) is never kept twice.
+    """
+
+    NAMES = ("app.jsonl", "app.jsonl.1", "b.jsonl", "c.jsonl.2")
+
+    def __init__(self, root: Path):
+        self.root = root
+        root.mkdir(parents=True)
+        self.counter = 0
+        self.generations: dict[str, bytes] = {}
+        self.history_numbers: dict[str, int] = {}
+
+    def records(self, count: int, ids: bool) -> str:
+        out = []
+        for _ in range(count):
+            self.counter += 1
+            out.append(line(self.counter, f"dup-{self.counter % 3}" if ids and self.counter % 2 else None))
+        return "".join(out)
+
+    def real_files(self) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in sorted(self.root.iterdir()) if p.is_file() and not p.is_symlink()}
+
+    def apply(self, op: str, pick: int, size: int, ids: bool) -> None:
+        files = sorted(self.real_files())
+        target = self.root / (files[pick % len(files)] if files else self.NAMES[0])
+        name = self.NAMES[pick % len(self.NAMES)]
+        if op == "append" or not files:
+            with (self.root / name).open("a") as handle:
+                handle.write(self.records(size, ids))
+        elif op == "rotate_rename":
+            os.replace(target, self.root / f"{target.name}.{1 + pick % 2}" if not target.name[-1].isdigit()
+                       else self.root / ("r" + target.name))
+        elif op == "rotate_copytruncate":
+            rotated = self.root / (target.name + ".1" if not target.name[-1].isdigit() else "r" + target.name)
+            shutil.copyfile(target, rotated)
+            target.write_text(self.records(size // 2, ids))
+        elif op == "replace":
+            target.write_text(self.records(size, ids))
+        elif op == "delete":
+            links = [p for p in self.root.iterdir() if p.is_symlink()]
+            (links[pick % len(links)] if links and pick % 2 else target).unlink()
+        elif op == "symlink":
+            link = self.root / f"current-{pick % 2}.jsonl"
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(target.name)
+
+    def update_model(self) -> None:
+        """After an operation, before staging: which earlier generations the warehouse must still hold."""
+        present = {name: data for name, data in self.real_files().items() if _is_log(name)}
+        kept: dict[str, bytes] = {}
+        for name, old in self.generations.items():
+            if not _records(old):
+                continue
+            if name in present and present[name].startswith(old):
+                continue  # the same file, grown: staged again
+            if any(data.startswith(old) for other, data in present.items() if other != name):
+                continue  # renamed or copied: the file holding it now has its rows
+            if name in present:  # shrank or was replaced: the old generation becomes history
+                self.history_numbers[name] = self.history_numbers.get(name, 0) + 1
+                kept[f"{name}#{self.history_numbers[name]}"] = old
+            else:
+                kept[name] = old  # deleted (or history): kept under its name
+        self.generations = {**kept, **present}
+        self.history = kept
+
+    def fresh_build(self, tmp: Path) -> tuple:
+        with warehouse.prepare(duckdb.connect()) as fresh:
+            stage(fresh, self.root)
+            for index, (name, data) in enumerate(sorted(self.history.items())):
+                copy = tmp / f"history-{index}.jsonl"
+                copy.write_bytes(data)
+                ingest.stage_file(fresh, LogFile(path=copy, relative=name), latest=LATEST)
+            return snapshot(fresh)
+
+
+def _is_log(name: str) -> bool:
+    from pipelines.lib.logfiles import is_log_name
+    return is_log_name(name)
+
+
+def _records(data: bytes) -> int:
+    return sum(1 for piece in data.split(b"\n") if piece.strip())
+
+
+OPERATIONS = st.lists(st.tuples(
+    st.sampled_from(["append", "append", "rotate_rename", "rotate_copytruncate", "replace", "delete", "symlink"]),
+    st.integers(0, 7), st.integers(1, 4), st.booleans()), min_size=2, max_size=5)
+
+
+@settings(max_examples=50, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(operations=OPERATIONS)
+def test_folder_operations_leave_the_warehouse_equal_to_a_fresh_build_plus_history(tmp_path_factory, operations):
+    tmp = tmp_path_factory.mktemp("ops")
+    folder = Folder(tmp / "logs")
+    with warehouse.prepare(duckdb.connect()) as conn:
+        for step, (op, pick, size, ids) in enumerate(operations):
+            folder.apply(op, pick, size, ids)
+            folder.update_model()
+            stage(conn, folder.root)
+            expected = folder.fresh_build(tmp)
+            assert snapshot(conn) == expected, (step, operations[:step + 1], sorted(folder.history))
+            assert accounting_holds(conn)
+            assert conn.execute("select count(*) - count(distinct request_id) from core.usage").fetchall() == [(0,)]
