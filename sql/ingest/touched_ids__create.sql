@@ -3,8 +3,9 @@
 -- every other copy is a quarantined duplicate (its row in stage.duplicate_rows), whatever order the files
 -- arrived in. Touched: ids of rows the batch replaces, renames or drops that have quarantined copies,
 -- ids of those files' quarantined copies, and ids of the batch's accepted records that repeat in the
--- batch or are held elsewhere. Run before the batch's old rows are removed (registered tables
--- batch_files, batch_predecessors; staged_items).
+-- batch or are held elsewhere (a retired generation included: its rows stay, under the history name).
+-- Run before the batch's old rows are removed (registered tables batch_files, batch_predecessors;
+-- staged_items).
 create or replace temp table touched_ids as
 with
 changed_files as (
@@ -15,8 +16,11 @@ changed_files as (
 new_ids as (
     select request_id from staged_items where reason is null
 ),
-elsewhere as (
+elsewhere as (  -- rows that stay after the batch: other files', and a retired generation's (kept as history)
     select request_id from core.usage where source_file not in (select source_file from changed_files)
+    union all
+    select request_id from core.usage
+    where source_file in (select old_file from batch_predecessors where action = 'retire')
 )
 select request_id from stage.duplicate_rows where source_file in (select source_file from changed_files)
 union

@@ -25,9 +25,9 @@ def tick(instance: dg.DagsterInstance, when: datetime) -> list[dg.ExecuteInProce
     loaded = defs()
     schedule = loaded.resolve_schedule_def("nightly_schedule")
     requests = schedule.evaluate_tick(dg.build_schedule_context(instance=instance, scheduled_execution_time=when)).run_requests
-    results = [loaded.get_job_def(schedule.job_name).execute_in_process(instance=instance, tags=r.tags) for r in requests]
+    results = [loaded.resolve_job_def(schedule.job_name).execute_in_process(instance=instance, tags=r.tags) for r in requests]
     while requests := evaluate(pending_days_sensor, instance):
-        results += [loaded.get_job_def(r.job_name).execute_in_process(instance=instance, tags=r.tags) for r in requests]
+        results += [loaded.resolve_job_def(r.job_name).execute_in_process(instance=instance, tags=r.tags) for r in requests]
     assert all(r.success for r in results)
     return results
 
@@ -49,10 +49,11 @@ def test_scheduled_path_rebuilds_late_and_edited_days_to_equal_a_fresh_build(tmp
     assert [r.dagster_run.job_name for r in first] == ["cachemeter_ingest", "cachemeter_daily"]
     assert first[1].dagster_run.tags["dagster/asset_partition_range_start"] == "2026-11-01"
 
-    # a late file for 2026-11-06 and an edit of the file holding 2026-11-03 (five requests become two)
+    # a late file for 2026-11-06, and records appended to the file holding 2026-11-03 (five requests become
+    # eight; an edit that shrinks a file keeps its old rows as history, README "Bad input loses nothing")
     write_jsonl(logs / "late" / "2026-11-06.jsonl", [{**r, "ts": r["ts"].replace("11-03", "11-06"),
                                                       "request_id": r["request_id"] + "-06"} for r in late_rows(7)])
-    write_jsonl(logs / "edited.jsonl", late_rows(2))
+    write_jsonl(logs / "edited.jsonl", late_rows(8))
     second = tick(instance, datetime(2026, 11, 12, 2, 30, tzinfo=timezone.utc))
     ingest, daily = second
     # right after staging the two stale days fail the consistency check (WARN: expected until rebuilt) ...
@@ -127,7 +128,7 @@ def test_a_failed_run_posts_exactly_one_notice_to_the_webhook(tmp_path, monkeypa
     instance = dg.DagsterInstance.ephemeral()
     try:
         cursor = failure_sensor_tick(instance, None)  # the sensor starts from now
-        failed = defs().get_job_def("cachemeter_ingest").execute_in_process(instance=instance, raise_on_error=False)
+        failed = defs().resolve_job_def("cachemeter_ingest").execute_in_process(instance=instance, raise_on_error=False)
         assert not failed.success
         cursor = failure_sensor_tick(instance, cursor)
         failure_sensor_tick(instance, cursor)  # the next tick posts nothing more

@@ -113,6 +113,21 @@ def test_03_a_truncated_file_keeps_its_earlier_rows_as_history_when_no_copy_is_i
     assert accounting_holds(conn)
 
 
+def test_03_a_file_that_shrinks_keeping_some_ids_holds_each_id_once(tmp_path, conn):
+    # an edit that removes records: the old generation is history (app.jsonl#1); the ids the file still
+    # holds are kept from the file itself (its name sorts first) and quarantined as duplicates in the history
+    logs = tmp_path / "logs"
+    app = write(logs / "app.jsonl", *[line(1000 + i, f"r{i}") for i in range(5)])
+    stage(conn, logs)
+    app.write_text("".join(line(2000 + i, f"r{i}") for i in range(2)))
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("app.jsonl", 2, 4001), ("app.jsonl#1", 3, 3009)]
+    assert conn.execute("select count(*), count(distinct request_id) from core.usage").fetchall() == [(5, 5)]
+    assert conn.execute("select source_file, duplicate_request_id from core.quarantine order by 2").fetchall() == [
+        ("app.jsonl#1", "r0"), ("app.jsonl#1", "r1")]
+    assert accounting_holds(conn)
+
+
 def test_03_a_renamed_file_is_recognised_not_counted_twice(tmp_path, conn):
     logs = tmp_path / "logs"
     write(logs / "app.jsonl", *[line(10 + i) for i in range(3)])
