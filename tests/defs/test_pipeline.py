@@ -22,7 +22,7 @@ def test_definitions_load_with_assets_jobs_schedule_and_sensors():
         assert loaded.resolve_job_def(job).tags["cachemeter/warehouse"] == "1"  # one run at a time (dagster.yaml)
     # on by default: the nightly schedule and the sensors that finish and watch it
     assert loaded.resolve_schedule_def("nightly_schedule").default_status == dg.DefaultScheduleStatus.RUNNING
-    for sensor in ("pending_days_sensor", "run_failure_notice", "nightly_watchdog"):
+    for sensor in ("pending_days_sensor", "run_failure_notice", "nightly_watchdog", "usage_freshness_sensor"):
         assert loaded.resolve_sensor_def(sensor).default_status == dg.DefaultSensorStatus.RUNNING, sensor
     assert loaded.resolve_sensor_def("late_logs_sensor").default_status == dg.DefaultSensorStatus.STOPPED
     request = nightly_schedule(dg.build_schedule_context(

@@ -122,10 +122,18 @@ def nightly_watchdog(context: dg.SensorEvaluationContext, settings: CachemeterSe
     return dg.SkipReason(_notify(settings, text, {"event": "missing_day", "day": yesterday.isoformat()}))
 
 
+# the same deadline as Dagster's own freshness check of core/usage, so the UI shows a late night on the asset too
+# (the watchdog above is what posts it: Dagster's freshness sensor only records the check's result)
+usage_freshness = dg.build_time_partition_freshness_checks(
+    assets=[dg.AssetKey(["core", "usage"])], deadline_cron=f"0 {DEADLINE_HOUR_UTC} * * *", timezone="UTC")
+usage_freshness_sensor = dg.build_sensor_for_freshness_checks(
+    freshness_checks=usage_freshness, name="usage_freshness_sensor", default_status=dg.DefaultSensorStatus.RUNNING)
+
+
 @dg.definitions
 def nightly() -> dg.Definitions:
-    """Register the jobs, the nightly schedule and the sensors that finish and watch it."""
+    """Register the jobs, the nightly schedule, the sensors that finish and watch it, and the freshness check."""
     from pipelines.defs.nightly.schedules import nightly_schedule
 
-    return dg.Definitions(jobs=JOBS, schedules=[nightly_schedule],
-                          sensors=[pending_days_sensor, run_failure_notice, nightly_watchdog])
+    return dg.Definitions(jobs=JOBS, schedules=[nightly_schedule], asset_checks=usage_freshness,
+                          sensors=[pending_days_sensor, run_failure_notice, nightly_watchdog, usage_freshness_sensor])
