@@ -13,13 +13,14 @@ from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
 
 
-def daily_asset(key: list[str], deps: list, check_specs: list | None = None):
+def daily_asset(key: list[str], deps: list, check_specs: list | None = None, **extra):
     """``@dg.asset`` for a table rebuilt per UTC-day window: daily partitions, single-run backfills,
     DuckDB pool ``duckdb`` (one writer at a time), the checks it runs on the window it wrote, and the
-    table's description and column schema from ``sql/schema`` (``catalog.table_spec``)."""
+    table's description and column schema from ``sql/schema`` (``catalog.table_spec``); ``extra`` goes
+    to ``dg.asset`` as it is (a freshness policy, say)."""
     return dg.asset(key=key, deps=deps, partitions_def=daily_partitions,
                     backfill_policy=dg.BackfillPolicy.single_run(), kinds={"duckdb"}, pool="duckdb",
-                    check_specs=check_specs, **table_spec(key))
+                    check_specs=check_specs, **table_spec(key), **extra)
 
 
 def add_day_metadata(context: dg.AssetExecutionContext, cursor: duckdb.DuckDBPyConnection, params: dict) -> int:

@@ -22,9 +22,12 @@ def test_definitions_load_with_assets_jobs_schedule_and_sensors():
         assert loaded.resolve_job_def(job).tags["cachemeter/warehouse"] == "1"  # one run at a time (dagster.yaml)
     # on by default: the nightly schedule and the sensors that finish and watch it
     assert loaded.resolve_schedule_def("nightly_schedule").default_status == dg.DefaultScheduleStatus.RUNNING
-    for sensor in ("pending_days_sensor", "run_failure_notice", "nightly_watchdog", "usage_freshness_sensor"):
+    for sensor in ("pending_days_sensor", "run_failure_notice", "nightly_watchdog"):
         assert loaded.resolve_sensor_def(sensor).default_status == dg.DefaultSensorStatus.RUNNING, sensor
     assert loaded.resolve_sensor_def("late_logs_sensor").default_status == dg.DefaultSensorStatus.STOPPED
+    # yesterday's usage by 06:00 UTC, in Dagster's own terms too (shown on the asset)
+    freshness = loaded.resolve_asset_graph().get(dg.AssetKey(["core", "usage"])).freshness_policy
+    assert (freshness.deadline_cron, freshness.lower_bound_delta) == ("0 6 * * *", timedelta(hours=24))
     request = nightly_schedule(dg.build_schedule_context(
         scheduled_execution_time=datetime(2026, 11, 29, 2, 30, tzinfo=timezone.utc)))
     assert request.run_key == "2026-11-29T02:30" and request.partition_key is None  # stages; the sensor rebuilds

@@ -35,12 +35,8 @@ WAREHOUSE_TAG = {"cachemeter/warehouse": "1"}
 ONE_PROCESS = dg.in_process_executor
 
 
-# Dagster's freshness check of core/usage (sensors.py) is evaluated by its own sensor, not inside runs
-FRESHNESS_CHECK = dg.AssetCheckKey(dg.AssetKey(["core", "usage"]), "freshness_check")
-
-
 def _assets(keys: list[list[str]]) -> dg.AssetSelection:
-    return dg.AssetSelection.assets(*[dg.AssetKey(k) for k in keys]) - dg.AssetSelection.checks(FRESHNESS_CHECK)
+    return dg.AssetSelection.assets(*[dg.AssetKey(k) for k in keys])
 
 
 ingest_job = dg.define_asset_job(

@@ -19,6 +19,7 @@ from duckdb import DuckDBPyConnection, IOException
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.nightly.jobs import JOBS, daily_job, ingest_job, range_tags
+from pipelines.defs.nightly.schedules import DEADLINE_HOUR_UTC
 from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import warehouse, webhook
@@ -26,7 +27,6 @@ from pipelines.lib.sql import statement
 
 IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
              dg.DagsterRunStatus.STARTED]
-DEADLINE_HOUR_UTC = int(os.environ.get("CACHEMETER_NIGHTLY_DEADLINE_HOUR", "6"))  # hour (UTC) yesterday must be built by
 
 
 def utc_now() -> datetime:
@@ -122,18 +122,10 @@ def nightly_watchdog(context: dg.SensorEvaluationContext, settings: CachemeterSe
     return dg.SkipReason(_notify(settings, text, {"event": "missing_day", "day": yesterday.isoformat()}))
 
 
-# the same deadline as Dagster's own freshness check of core/usage, so the UI shows a late night on the asset too
-# (the watchdog above is what posts it: Dagster's freshness sensor only records the check's result)
-usage_freshness = dg.build_time_partition_freshness_checks(
-    assets=[dg.AssetKey(["core", "usage"])], deadline_cron=f"0 {DEADLINE_HOUR_UTC} * * *", timezone="UTC")
-usage_freshness_sensor = dg.build_sensor_for_freshness_checks(
-    freshness_checks=usage_freshness, name="usage_freshness_sensor", default_status=dg.DefaultSensorStatus.RUNNING)
-
-
 @dg.definitions
 def nightly() -> dg.Definitions:
-    """Register the jobs, the nightly schedule, the sensors that finish and watch it, and the freshness check."""
+    """Register the jobs, the nightly schedule and the sensors that finish and watch it."""
     from pipelines.defs.nightly.schedules import nightly_schedule
 
-    return dg.Definitions(jobs=JOBS, schedules=[nightly_schedule], asset_checks=usage_freshness,
-                          sensors=[pending_days_sensor, run_failure_notice, nightly_watchdog, usage_freshness_sensor])
+    return dg.Definitions(jobs=JOBS, schedules=[nightly_schedule],
+                          sensors=[pending_days_sensor, run_failure_notice, nightly_watchdog])

@@ -9,6 +9,7 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.ingest.assets import STAGED_FILES
 from pipelines.defs import checks
+from pipelines.defs.nightly.schedules import USAGE_FRESHNESS
 from pipelines.defs.daily import add_day_metadata, daily_asset
 from pipelines.defs.partitions import window_label, window_params
 from pipelines.defs.resources import warehouse_connection
@@ -19,7 +20,7 @@ from pipelines.lib.sql import statement
 KEY = ["core", "usage"]
 
 
-@daily_asset(KEY, deps=[STAGED_FILES], check_specs=[
+@daily_asset(KEY, deps=[STAGED_FILES], freshness_policy=USAGE_FRESHNESS, check_specs=[
     checks.invariant_spec(KEY, "token_classes_sum_to_prompt", "uncached + cache read + writes = prompt; no negative counts"),
     checks.invariant_spec(KEY, "request_id_unique", "each request_id occurs once in core.usage"),
     checks.distribution_spec(KEY, "usage_distributions", "known providers, plausible token counts (Great Expectations)"),
