@@ -25,7 +25,6 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
 OPENING_BOUNDARIES_CHARS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 FAMILY_CHARS = 512  # the prefix family of a request with a body: hash of its first 512 characters
@@ -119,9 +118,7 @@ def divergence(previous: str, current: str) -> tuple[int, str]:
     ``(offset_chars, description)``; the offset is where that value starts.
     """
     limit = min(len(previous), len(current))
-    start = 0
-    while start < limit and previous[start] == current[start]:
-        start += 1
+    start = common_prefix_chars(previous, current)
     if start == limit:  # identical, or one text simply continues the other
         return start, "identical" if len(previous) == len(current) else describe_span(current[start:])
     end = start + _realign(previous[start:start + RESYNC_WINDOW], current[start:start + RESYNC_WINDOW])
@@ -132,11 +129,35 @@ def divergence(previous: str, current: str) -> tuple[int, str]:
     return start, describe_span(current[start:end].rstrip(".:"))
 
 
+def common_prefix_chars(previous: str, current: str) -> int:
+    """How many leading characters the two texts share.
+
+    A binary search over slice comparisons (each one C-level memory compare), not a loop over
+    characters: logged prompts share thousands of leading characters, and a Python loop over them cost
+    about 0.7 ms per request.
+    """
+    low, high = 0, min(len(previous), len(current))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if previous[:middle] == current[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def _realign(previous: str, current: str) -> int:
-    """Characters of ``current`` before the two texts agree again on a run of ``RESYNC_RUN`` characters."""
-    for block in SequenceMatcher(None, previous, current, autojunk=False).get_matching_blocks():
-        if block.size >= RESYNC_RUN:
-            return block.b
+    """Characters of ``current`` before the two texts agree again on a run of ``RESYNC_RUN`` characters.
+
+    The first offset of ``current`` whose next ``RESYNC_RUN`` characters occur in ``previous``, found
+    with a set of ``previous``'s runs (linear in the window). difflib's ``SequenceMatcher`` answered
+    the same question through longest-match search at about 10 ms per request: 90% of staging a log
+    with request bodies.
+    """
+    runs = {previous[i:i + RESYNC_RUN] for i in range(len(previous) - RESYNC_RUN + 1)}
+    for offset in range(len(current) - RESYNC_RUN + 1):
+        if current[offset:offset + RESYNC_RUN] in runs:
+            return offset
     return len(current)
 
 

@@ -1,6 +1,7 @@
 """Prompt fingerprints (lib/fingerprints.py): cache-order rendering, hashes, divergence, span shapes."""
 
 import yaml
+from hypothesis import given, settings, strategies as st
 
 from pipelines.lib import fingerprints
 
@@ -55,3 +56,27 @@ def test_real_cassette_pair_dropped_prefix_versus_stable_wire(shared):
     stable = second_and_third("test_anthropic_thinking_roundtrip_wire_stable[vercel].yaml")
     assert stable[0].opening_hashes == stable[1].opening_hashes and stable[0].family == stable[1].family
     assert dropped[0].family != dropped[1].family and dropped[0].rendered_chars != dropped[1].rendered_chars
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab:0 ", max_size=60), st.text(alphabet="ab:0 ", max_size=60), st.text(alphabet="ab", max_size=40))
+def test_common_prefix_and_realignment_match_their_definitions(head, tail_a, tail_b):
+    # the fast forms (binary search over slices, a set of runs) against the plain definitions, on texts
+    # built to share openings and runs
+    from pipelines.lib.fingerprints import RESYNC_RUN, _realign, common_prefix_chars
+
+    previous, current = head + tail_a, head + tail_b + tail_a
+    naive_prefix = next((i for i, (x, y) in enumerate(zip(previous, current)) if x != y), min(len(previous), len(current)))
+    assert common_prefix_chars(previous, current) == naive_prefix
+    naive_realign = next((b for b in range(len(current) - RESYNC_RUN + 1) if current[b:b + RESYNC_RUN] in previous),
+                         len(current))
+    assert _realign(previous, current) == naive_realign
+
+
+def test_an_inserted_timestamp_is_located_and_measured_exactly_inside_a_repetitive_prompt():
+    from pipelines.lib.fingerprints import divergence
+
+    prompt = "You are a helpful support assistant for Acme. " * 40
+    offset, description = divergence(prompt, "Current time: 2026-11-20T10:02:02Z. " + prompt)
+    assert offset == 0
+    assert description == "digits, letters, spaces and separators, 34 chars: looks like a changing value"
