@@ -5,10 +5,11 @@ Requests are replayed in arrival order. A request lands on a card by the policy:
 * ``round_robin``: request i (0-based, in arrival order) goes to card ``i mod n`` (cache-blind);
 * ``prefix_hash``: its family goes to card ``card_of(family, n)`` (the first 8 bytes of the SHA-256
   of the family key, big-endian, mod n), so a family always meets its own cache;
-* ``prefix_hash_split_hot``: as ``prefix_hash``, except that the hot family (the family with the most requests
-  on the busiest card under ``prefix_hash``; ties: the lowest card, the smallest key) alternates between its card and the card with the fewest requests under
-  ``prefix_hash`` (ties: the lowest index): its even-numbered requests (0, 2, ...) stay, the odd
-  ones move. Half the hot family's load leaves its card, for one more copy of its preamble.
+* ``prefix_hash_split_hot``: as ``prefix_hash``, except that the hot family (the family with the
+  most requests on the busiest card under ``prefix_hash``; ties: the lowest card, the smallest key)
+  alternates between its card and the card with the fewest requests under ``prefix_hash`` (ties:
+  the lowest index): its even-numbered requests (0, 2, ...) stay, the odd ones move. Half the hot
+  family's load leaves its card, for one more copy of its preamble.
 
 Its cache read is the tokens of its leading blocks resident on that card (a block resident with
 fewer tokens than the request's counts that many and ends the read); then its blocks are inserted.
