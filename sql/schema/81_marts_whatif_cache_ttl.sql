@@ -3,8 +3,8 @@
 -- family under 5-minute and 1-hour writes (the retention options the price book prices apart): it
 -- reads when the family's previous such request came at most the TTL before it (a read refreshes
 -- the TTL), else writes its span at that option's write price. Only families whose price rows price
--- 1-hour writes differently from 5-minute ones are covered; other requests cost the same under every
--- option. Money is USD, exact DECIMAL; priced from each row's own applied prices (core.usage_costs).
+-- 1-hour writes differently from 5-minute ones are covered, per-request rows only (usage buckets
+-- carry no request times); other requests cost the same under every option. Money is USD, exact DECIMAL; priced from each row's own applied prices (core.usage_costs).
 create table if not exists marts.whatif_cache_ttl (
     day                 date,            -- UTC day
     prefix_family       varchar,         -- the family key (see core.usage.prefix_family)

@@ -19,6 +19,7 @@ cached as (
     join core.usage_costs c using (request_id, day)
     where u.day >= $start::date - 1 and u.day < $end
       and c.priced
+      and u.request_count = 1  -- a usage bucket (N requests in one row) has no request times to replay
       and c.cache_write_1h_per_mtok is distinct from c.cache_write_5m_per_mtok
       and c.cache_write_1h_per_mtok is not null and c.cache_write_5m_per_mtok is not null
       and u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens > 0

@@ -121,3 +121,15 @@ def test_round_robin_and_prefix_hashing_match_an_independent_replay(conversation
     # card); round robin loses about half of them on 4 cards and more on 16
     assert hashed.token_hit_rate > 0.373 > 0.2 > rr.token_hit_rate
     assert hashed.resident_copies_max == 1 and rr.resident_copies_max == cards
+
+
+def test_trace_folder_skips_bad_lines_sorts_by_time_and_leaves_other_logs(tmp_path):
+    (tmp_path / "t.jsonl").write_text('{"hash_ids": [1, 2], "input_length": 900, "timestamp": 5}\nnot json\n'
+                                      '{"hash_ids": "x", "input_length": 3}\n'
+                                      '{"hash_ids": [7], "input_length": 100, "timestamp": 1}\n')
+    (tmp_path / "usage.jsonl").write_text('{"ts": "2026-11-20T00:00:00Z", "response": {}}\n')
+    found = read_trace_folder(tmp_path)
+    assert [r.family for r in found.requests] == ["7", "1,2"]  # timestamp order
+    assert found.requests[1].block_tokens == (512, 388) and found.requests[1].family_block == 2
+    assert found.skipped == ["t.jsonl:2: malformed JSON (Expecting value)", "t.jsonl:3: hash_ids is not a list of integers"]
+    assert found.other_files == ["usage.jsonl"]
