@@ -7,6 +7,7 @@ Examples::
     cachemeter sql "select * from marts.daily_savings order by day"
     cachemeter report --days 14            # self-contained HTML with charts
     cachemeter doctor                      # what is installed, configured and what to fix
+    cachemeter whatif routing --logs traces/ --cards 4 --policy all   # what routing by prefix would change
 """
 
 from __future__ import annotations
@@ -188,6 +189,16 @@ def doctor(db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB wareho
     console.print(table)
     if any(r.status == "fail" for r in results):
         raise typer.Exit(1)
+
+
+def _register_whatif() -> None:
+    from pipelines import whatif_cli
+
+    app.add_typer(whatif_cli.app, name="whatif", help="What-if analysis: routing by prefix, KV-cache size "
+                  "(`cachemeter whatif routing --help`, `cachemeter whatif kv --help`).")
+
+
+_register_whatif()
 
 
 def _cell(value) -> str:

@@ -7,7 +7,8 @@ vl-convert renders the same charts to PNG for Dagster's asset metadata. What the
 * token hit rate per day for the top apps (by prompt tokens);
 * cost vs no-cache cost per day, savings shaded between them (USD);
 * lost savings by cause (``lost_savings_usd`` of the alerts, by rule);
-* the alerts with their one-line cause, and the costliest prefix families.
+* the alerts with their one-line cause, and the costliest prefix families;
+* what-if sections: routing policies compared, cache TTL switches that pay, KV memory per family.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import html
 import json
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import cache
 from pathlib import Path
 
@@ -101,6 +103,7 @@ class ReportData:
     causes: pd.DataFrame
     alerts: pd.DataFrame
     families: pd.DataFrame
+    whatif: dict = field(default_factory=dict)  # what-if frames (pipelines/lib/whatif/report_sections.py)
 
 
 def load(conn: duckdb.DuckDBPyConnection, days: int = 30, top_apps: int = 6) -> ReportData:
@@ -129,7 +132,23 @@ def load(conn: duckdb.DuckDBPyConnection, days: int = 30, top_apps: int = 6) -> 
                sum(lost_savings_usd)::double as lost_savings_usd
         from marts.prefix_families where {window} group by prefix_family, provider
         order by cost_usd desc limit 10""").df()
-    return ReportData(daily, apps, causes, alerts, families)
+    return ReportData(daily, apps, causes, alerts, families, _load_whatif(conn, days))
+
+
+def _load_whatif(conn: duckdb.DuckDBPyConnection, days: int) -> dict:
+    """The what-if sections' frames over the same last ``days`` days of data."""
+    from pipelines.lib.whatif import report_sections
+
+    last = conn.execute("select max(day) from marts.daily_savings").fetchall()[0][0]
+    if last is None:
+        return {}
+    return report_sections.load(conn, last - timedelta(days=int(days) - 1), last + timedelta(days=1))
+
+
+def _whatif_html(data: ReportData) -> str:
+    from pipelines.lib.whatif import report_sections
+
+    return report_sections.html(data.whatif, _table)
 
 
 def charts(data: ReportData) -> list[alt.Chart]:
@@ -190,7 +209,8 @@ def render_html(data: ReportData, title: str = "cachemeter: daily cache report")
              f" td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px;text-align:left}}</style>")
     tables = (f"<h2>Alerts</h2>{_table(data.alerts)}"
               f"<h2>Costliest prefix families</h2>"
-              f"{_table(data.families, money=('cost_usd', 'savings_usd', 'lost_savings_usd'), rates=('token_hit_rate',))}")
+              f"{_table(data.families, money=('cost_usd', 'savings_usd', 'lost_savings_usd'), rates=('token_hit_rate',))}"
+              f"{_whatif_html(data)}")
     return PAGE.format(title=html.escape(title), bundle=javascript_bundle(), header=extra, spec=spec_json, tables=tables)
 
 

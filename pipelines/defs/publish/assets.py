@@ -14,7 +14,8 @@ from pipelines.lib import report, warehouse
 @dg.asset(
     key=["publish", "warehouse_snapshot"],
     deps=[dg.AssetKey(["marts", "daily_savings"]), dg.AssetKey(["marts", "prefix_families"]),
-          dg.AssetKey(["marts", "cache_alerts"]), dg.AssetKey(["core", "quarantine"])],
+          dg.AssetKey(["marts", "cache_alerts"]), dg.AssetKey(["core", "quarantine"]),
+          dg.AssetKey(["marts", "whatif_routing"]), dg.AssetKey(["marts", "whatif_cache_ttl"])],
     group_name="publish",
     owners=OWNERS,
     description="A read-only copy of the whole warehouse (<warehouse>.snapshot.duckdb), replaced atomically after "

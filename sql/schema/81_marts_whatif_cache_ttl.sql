@@ -1,0 +1,24 @@
+-- marts.whatif_cache_ttl: the cache TTL what-if (grain: day, prefix_family, provider, model, tenant,
+-- app, ttl_option). Each request that read or wrote the cache is replayed in time order within its
+-- family under 5-minute and 1-hour writes (the retention options the price book prices apart): it
+-- reads when the family's previous such request came at most the TTL before it (a read refreshes
+-- the TTL), else writes its span at that option's write price. Only families whose price rows price
+-- 1-hour writes differently from 5-minute ones are covered, per-request rows only (usage buckets
+-- carry no request times); other requests cost the same under every option. Money is USD, exact DECIMAL; priced from each row's own applied prices (core.usage_costs).
+create table if not exists marts.whatif_cache_ttl (
+    day                 date,            -- UTC day
+    prefix_family       varchar,         -- the family key (see core.usage.prefix_family)
+    provider            varchar,         -- cachemeter provider name
+    model               varchar,         -- model as reported
+    tenant              varchar,         -- owning tenant
+    app                 varchar,         -- calling application
+    ttl_option          varchar,         -- the retention replayed: '5m' or '1h'
+    current_ttl         varchar,         -- what the family wrote that day: '1h' if any 1-hour writes, else '5m'
+    requests            bigint,          -- requests that read or wrote the cache (sum of request_count)
+    cached_span_tokens  bigint,          -- tokens read or written now (cache read + cache write tokens)
+    cache_read_tokens   bigint,          -- tokens read from cache under the option
+    cache_write_tokens  bigint,          -- tokens written to cache under the option (at its write price)
+    cost_now_usd        decimal(38, 15), -- USD billed for these requests as logged
+    cost_usd            decimal(38, 15), -- USD the same requests would cost under the option
+    saving_usd          decimal(38, 15)  -- USD, cost_now_usd - cost_usd (positive: switching pays)
+);

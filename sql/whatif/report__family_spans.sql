@@ -1,0 +1,11 @@
+-- The report's KV memory rows over the UTC days [$start, $end): the families with the most requests
+-- that read or wrote the cache, and their mean cached span (tokens read or written per request).
+select
+    prefix_family, provider, model, any_value(app) as app,
+    sum(request_count)::bigint as requests,
+    round(avg(cache_read_tokens + cache_write_5m_tokens + cache_write_1h_tokens))::bigint as mean_cached_span_tokens
+from core.usage
+where day >= $start and day < $end and cache_read_tokens + cache_write_5m_tokens + cache_write_1h_tokens > 0
+group by prefix_family, provider, model
+order by requests desc, prefix_family
+limit $limit;

@@ -1,0 +1,16 @@
+-- The report's cache TTL switches that pay over the UTC days [$start, $end): families whose other
+-- retention option would have cost less than what they were billed, with USD per day (DECIMAL) over
+-- the days they used the cache, largest saving first.
+select
+    prefix_family, provider, model, app, current_ttl, ttl_option as switch_to,
+    count(distinct day) as days,
+    sum(requests)::bigint as requests,
+    sum(cost_now_usd) as cost_now_usd,
+    sum(cost_usd) as cost_after_usd,
+    (sum(saving_usd) / count(distinct day))::decimal(38, 15) as saving_per_day_usd
+from marts.whatif_cache_ttl
+where day >= $start and day < $end and ttl_option <> current_ttl
+group by prefix_family, provider, model, app, current_ttl, ttl_option
+having sum(saving_usd) > 0
+order by saving_per_day_usd desc
+limit $limit;
