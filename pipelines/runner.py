@@ -96,7 +96,7 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
 def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict, what: str) -> None:
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     with _recorded_as_code_location(instance, job_name):
-        result = defs.get_job_def(job_name).execute_in_process(
+        result = defs.resolve_job_def(job_name).execute_in_process(
             instance=instance, run_config=quiet, tags={**tags, "cachemeter/trigger": "cli"}, raise_on_error=False)
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]

@@ -43,13 +43,13 @@ def test_a_late_file_is_staged_and_its_day_and_the_days_reading_it_are_rebuilt_i
     assert request.job_name == "cachemeter_ingest" and request.partition_key is None
 
     loaded, instance = defs(), dg.DagsterInstance.ephemeral()
-    assert loaded.get_job_def("cachemeter_ingest").execute_in_process(instance=instance).success
+    assert loaded.resolve_job_def("cachemeter_ingest").execute_in_process(instance=instance).success
     # one run over the late day and the staged days whose baselines read it (up to 21 days after it by default)
     (request,) = evaluate(pending_days_sensor, instance)
     assert request.job_name == "cachemeter_daily"
     assert (request.tags["dagster/asset_partition_range_start"], request.tags["dagster/asset_partition_range_end"]) == (
         "2026-11-03", "2026-11-10")
-    assert loaded.get_job_def("cachemeter_daily").execute_in_process(instance=instance, tags=request.tags).success
+    assert loaded.resolve_job_def("cachemeter_daily").execute_in_process(instance=instance, tags=request.tags).success
     after = dict(query(db, "select day, requests from marts.daily_savings"))
     assert after[date(2026, 11, 3)] == before[date(2026, 11, 3)] + 12
     assert {d: n for d, n in after.items() if d != date(2026, 11, 3)} == {d: n for d, n in before.items() if d != date(2026, 11, 3)}

@@ -25,9 +25,9 @@ def tick(instance: dg.DagsterInstance, when: datetime) -> list[dg.ExecuteInProce
     loaded = defs()
     schedule = loaded.resolve_schedule_def("nightly_schedule")
     requests = schedule.evaluate_tick(dg.build_schedule_context(instance=instance, scheduled_execution_time=when)).run_requests
-    results = [loaded.get_job_def(schedule.job_name).execute_in_process(instance=instance, tags=r.tags) for r in requests]
+    results = [loaded.resolve_job_def(schedule.job_name).execute_in_process(instance=instance, tags=r.tags) for r in requests]
     while requests := evaluate(pending_days_sensor, instance):
-        results += [loaded.get_job_def(r.job_name).execute_in_process(instance=instance, tags=r.tags) for r in requests]
+        results += [loaded.resolve_job_def(r.job_name).execute_in_process(instance=instance, tags=r.tags) for r in requests]
     assert all(r.success for r in results)
     return results
 
@@ -127,7 +127,7 @@ def test_a_failed_run_posts_exactly_one_notice_to_the_webhook(tmp_path, monkeypa
     instance = dg.DagsterInstance.ephemeral()
     try:
         cursor = failure_sensor_tick(instance, None)  # the sensor starts from now
-        failed = defs().get_job_def("cachemeter_ingest").execute_in_process(instance=instance, raise_on_error=False)
+        failed = defs().resolve_job_def("cachemeter_ingest").execute_in_process(instance=instance, raise_on_error=False)
         assert not failed.success
         cursor = failure_sensor_tick(instance, cursor)
         failure_sensor_tick(instance, cursor)  # the next tick posts nothing more
