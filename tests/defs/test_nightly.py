@@ -135,6 +135,9 @@ def test_a_failed_run_posts_exactly_one_notice_to_the_webhook(tmp_path, monkeypa
         receiver.close()
     (notice,) = receiver.bodies
     assert notice["text"].startswith(f"[critical] cachemeter run failed: cachemeter_ingest, run {failed.run_id[:8]}")
+    # the reason is the cause an operator can act on (file, line, field), not Dagster's "Steps failed"
+    assert notice["text"].endswith(f"price_book: {prices}:2: input_per_mtok 'two dollars' is not a number "
+                                   "(USD per million tokens)"), notice["text"]
     assert notice["cachemeter"] == {"event": "run_failure", "job": "cachemeter_ingest", "run_id": failed.run_id,
                                     "range_start": None, "range_end": None}
     assert "SECRET-TOKEN" not in json.dumps(notice)

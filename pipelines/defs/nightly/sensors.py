@@ -75,6 +75,17 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
             for first, last, days, staged_at in ranges]
 
 
+def root_cause(error) -> str:
+    """The message of the first non-Dagster error in a step failure's chain: cachemeter's own error
+    (which names the file, line and fix) rather than the low-level exception it wraps, without the
+    exception's qualified class name Dagster puts in front of it."""
+    while error.cls_name.startswith("Dagster") and getattr(error, "cause", None) is not None:
+        error = error.cause
+    message = error.message.strip()
+    qualified_name, separator, text = message.partition(": ")
+    return text if separator and qualified_name.rsplit(".", 1)[-1] == error.cls_name else message
+
+
 def _notify(settings: CachemeterSettings, text: str, fields: dict) -> str:
     """Post one notice to the alert webhook; returns what happened (never the URL)."""
     url = os.environ.get(settings.webhook_url_env)
@@ -90,11 +101,13 @@ def _notify(settings: CachemeterSettings, text: str, fields: dict) -> str:
 @dg.run_failure_sensor(monitored_jobs=JOBS, default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30,
                        description="Posts one notice per failed cachemeter run to the alert webhook.")
 def run_failure_notice(context: dg.RunFailureSensorContext, settings: CachemeterSettings) -> None:
-    """One webhook post per failed run: job, partition range, run id and the failure's first line."""
+    """One webhook post per failed run: job, partition range, run id and the first failed step's cause."""
     run = context.dagster_run
     days = run.tags.get("dagster/asset_partition_range_start")
     span = f" ({days} .. {run.tags.get('dagster/asset_partition_range_end')})" if days else ""
-    reason = (context.failure_event.message or "failed").strip().splitlines()[0]
+    steps = context.get_step_failure_events()
+    reason = (f"{steps[0].step_key}: {root_cause(steps[0].step_failure_data.error)}" if steps
+              else context.failure_event.message or "failed").strip().splitlines()[0]
     text = f"[critical] cachemeter run failed: {run.job_name}{span}, run {run.run_id[:8]}: {reason}"
     outcome = _notify(settings, text, {"event": "run_failure", "job": run.job_name, "run_id": run.run_id,
                                        "range_start": days, "range_end": run.tags.get("dagster/asset_partition_range_end")})
