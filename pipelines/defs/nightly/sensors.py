@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 
 import dagster as dg
 from duckdb import DuckDBPyConnection, IOException
@@ -20,6 +19,7 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.nightly.jobs import JOBS, daily_job, ingest_job, range_tags
 from pipelines.defs.partitions import PARTITIONS_START
+from pipelines.defs.resources import warehouse_path
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import warehouse, webhook
 from pipelines.lib.sql import statement
@@ -57,13 +57,16 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
     for job in (ingest_job, daily_job):
         if _latest_run_id(context.instance, job.name, IN_FLIGHT):
             return dg.SkipReason(f"a {job.name} run is queued or in progress")
-    path = Path(duckdb.database)
+    path = warehouse_path(duckdb)  # WarehousePathError (a failed tick naming the setting) when relative
     if not path.exists():
         return dg.SkipReason("no warehouse yet: the nightly schedule (or `cachemeter run`) creates it")
     try:
         conn = warehouse.connect(path, read_only=True)
-    except IOException:
-        return dg.SkipReason("the warehouse is held by another process; checking again next tick")
+    except IOException as exc:
+        holder = warehouse.lock_holder(exc)
+        if holder is None:  # not a lock: a file DuckDB cannot open fails the tick with DuckDB's reason
+            raise
+        return dg.SkipReason(f"the warehouse is held by {holder}; checking again next tick")
     with conn:
         ranges = pending_ranges(conn, settings.dependent_days)
     if not ranges:
