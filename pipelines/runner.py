@@ -94,13 +94,15 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
 
 
 def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict, what: str) -> None:
+    from pipelines.defs.nightly.sensors import root_cause
+
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     with _recorded_as_code_location(instance, job_name):
         result = defs.resolve_job_def(job_name).execute_in_process(
             instance=instance, run_config=quiet, tags={**tags, "cachemeter/trigger": "cli"}, raise_on_error=False)
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]
-        detail = _root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"
+        detail = root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"
         raise PipelineError(f"{what} failed: {detail}")
 
 
@@ -128,11 +130,3 @@ def _recorded_as_code_location(instance: dg.DagsterInstance, job_name: str) -> I
         yield
     finally:
         del instance.create_run_for_job
-
-
-def _root_cause(error) -> str:
-    """The message of the first non-Dagster error in a step failure's chain: cachemeter's own error
-    (which names the file, line and fix) rather than the low-level exception it wraps."""
-    while error.cls_name.startswith("Dagster") and getattr(error, "cause", None) is not None:
-        error = error.cause
-    return error.message.strip()

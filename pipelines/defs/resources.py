@@ -25,6 +25,14 @@ class WarehousePathError(ValueError):
     """``CACHEMETER_DB`` is not an absolute path (a relative one would follow the working directory)."""
 
 
+def warehouse_path(resource: DuckDBResource) -> Path:
+    """The resource's warehouse file; raises ``WarehousePathError`` when ``CACHEMETER_DB`` is relative."""
+    database = Path(resource.database)
+    if not database.is_absolute():
+        raise WarehousePathError(f"CACHEMETER_DB must be an absolute path, got {resource.database!r}")
+    return database
+
+
 @contextmanager
 def warehouse_connection(resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection from the resource with UTC set and the schema created (see ``lib.warehouse``).
@@ -33,9 +41,7 @@ def warehouse_connection(resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyCo
     another process holds the file's write lock (a CLI run beside a scheduled one), the step asks Dagster
     to run it again later (``dg.RetryRequested``: up to 5 times, 30 s apart) instead of failing the run.
     """
-    database = Path(resource.database)
-    if not database.is_absolute():
-        raise WarehousePathError(f"CACHEMETER_DB must be an absolute path, got {resource.database!r}")
+    database = warehouse_path(resource)
     database.parent.mkdir(parents=True, exist_ok=True)  # DuckDB creates the file, not its folder
     with ExitStack() as stack:
         try:

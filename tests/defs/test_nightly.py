@@ -136,6 +136,9 @@ def test_a_failed_run_posts_exactly_one_notice_to_the_webhook(tmp_path, monkeypa
         receiver.close()
     (notice,) = receiver.bodies
     assert notice["text"].startswith(f"[critical] cachemeter run failed: cachemeter_ingest, run {failed.run_id[:8]}")
+    # the reason is the cause an operator can act on (file, line, field), not Dagster's "Steps failed"
+    assert notice["text"].endswith(f"price_book: {prices}:2: input_per_mtok 'two dollars' is not a number "
+                                   "(USD per million tokens)"), notice["text"]
     assert notice["cachemeter"] == {"event": "run_failure", "job": "cachemeter_ingest", "run_id": failed.run_id,
                                     "range_start": None, "range_end": None}
     assert "SECRET-TOKEN" not in json.dumps(notice)
@@ -170,3 +173,48 @@ def test_the_watchdog_posts_once_when_yesterday_is_not_built_by_the_deadline(tmp
     assert again == "2026-11-11 already judged"
     (notice,) = receiver.bodies
     assert notice["text"].startswith("[critical] cachemeter: no usage for 2026-11-11 by 06:00 UTC")
+
+
+def test_the_pending_days_sensor_says_what_is_wrong_with_the_warehouse(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    import pytest
+
+    from pipelines.definitions import defs
+    from pipelines.defs.nightly.sensors import pending_days_sensor
+    from pipelines.defs.resources import WarehousePathError
+    from pipelines.lib import warehouse
+
+    def tick():
+        resources = dict(defs().resources)
+        context = dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral(),
+                                          resources={k: resources[k] for k in ("duckdb", "settings")})
+        return pending_days_sensor(context).skip_message
+
+    monkeypatch.setenv("CACHEMETER_LOGS", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "w.duckdb"
+    monkeypatch.setenv("CACHEMETER_DB", str(db))
+    assert tick() == "no warehouse yet: the nightly schedule (or `cachemeter run`) creates it"
+    # a relative path is refused as the runs refuse it, not read relative to the daemon's working folder
+    warehouse.connect(db).close()
+    assert tick() == "no pending days"
+    monkeypatch.setenv("CACHEMETER_DB", "w.duckdb")
+    with pytest.raises(WarehousePathError, match="CACHEMETER_DB must be an absolute path"):
+        tick()
+    # a file DuckDB cannot open is not reported as "held by another process"
+    monkeypatch.setenv("CACHEMETER_DB", str(tmp_path / "notes.duckdb"))
+    (tmp_path / "notes.duckdb").write_text("not a database\n")
+    with pytest.raises(duckdb.IOException):
+        tick()
+    # a file another process holds: skipped, naming the holder
+    monkeypatch.setenv("CACHEMETER_DB", str(db))
+    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, sys; c = duckdb.connect({str(db)!r}); "
+                               "print('held', flush=True); sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        assert tick().startswith(f"the warehouse is held by PID {holder.pid} (")  # DuckDB names the executable
+    finally:
+        holder.communicate("")

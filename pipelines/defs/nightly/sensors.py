@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 
 import dagster as dg
 from duckdb import DuckDBPyConnection, IOException
@@ -21,6 +20,7 @@ from dagster_duckdb import DuckDBResource
 from pipelines.defs.nightly.jobs import JOBS, daily_job, ingest_job, range_tags
 from pipelines.defs.nightly.schedules import DEADLINE_HOUR_UTC
 from pipelines.defs.partitions import PARTITIONS_START
+from pipelines.defs.resources import warehouse_path
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import warehouse, webhook
 from pipelines.lib.sql import statement
@@ -57,13 +57,16 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
     for job in (ingest_job, daily_job):
         if _latest_run_id(context.instance, job.name, IN_FLIGHT):
             return dg.SkipReason(f"a {job.name} run is queued or in progress")
-    path = Path(duckdb.database)
+    path = warehouse_path(duckdb)  # WarehousePathError (a failed tick naming the setting) when relative
     if not path.exists():
         return dg.SkipReason("no warehouse yet: the nightly schedule (or `cachemeter run`) creates it")
     try:
         conn = warehouse.connect(path, read_only=True)
-    except IOException:
-        return dg.SkipReason("the warehouse is held by another process; checking again next tick")
+    except IOException as exc:
+        holder = warehouse.lock_holder(exc)
+        if holder is None:  # not a lock: a file DuckDB cannot open fails the tick with DuckDB's reason
+            raise
+        return dg.SkipReason(f"the warehouse is held by {holder}; checking again next tick")
     with conn:
         ranges = pending_ranges(conn, settings.dependent_days)
     if not ranges:
@@ -73,6 +76,17 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
                                                          "cachemeter/trigger": "pending_days_sensor"},
                           run_key=f"{first}..{last}@{staged_at.isoformat()}#{ingest_run}")
             for first, last, days, staged_at in ranges]
+
+
+def root_cause(error) -> str:
+    """The message of the first non-Dagster error in a step failure's chain: cachemeter's own error
+    (which names the file, line and fix) rather than the low-level exception it wraps, without the
+    exception's qualified class name Dagster puts in front of it."""
+    while error.cls_name.startswith("Dagster") and getattr(error, "cause", None) is not None:
+        error = error.cause
+    message = error.message.strip()
+    qualified_name, separator, text = message.partition(": ")
+    return text if separator and qualified_name.rsplit(".", 1)[-1] == error.cls_name else message
 
 
 def _notify(settings: CachemeterSettings, text: str, fields: dict) -> str:
@@ -90,11 +104,13 @@ def _notify(settings: CachemeterSettings, text: str, fields: dict) -> str:
 @dg.run_failure_sensor(monitored_jobs=JOBS, default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30,
                        description="Posts one notice per failed cachemeter run to the alert webhook.")
 def run_failure_notice(context: dg.RunFailureSensorContext, settings: CachemeterSettings) -> None:
-    """One webhook post per failed run: job, partition range, run id and the failure's first line."""
+    """One webhook post per failed run: job, partition range, run id and the first failed step's cause."""
     run = context.dagster_run
     days = run.tags.get("dagster/asset_partition_range_start")
     span = f" ({days} .. {run.tags.get('dagster/asset_partition_range_end')})" if days else ""
-    reason = (context.failure_event.message or "failed").strip().splitlines()[0]
+    steps = context.get_step_failure_events()
+    reason = (f"{steps[0].step_key}: {root_cause(steps[0].step_failure_data.error)}" if steps
+              else context.failure_event.message or "failed").strip().splitlines()[0]
     text = f"[critical] cachemeter run failed: {run.job_name}{span}, run {run.run_id[:8]}: {reason}"
     outcome = _notify(settings, text, {"event": "run_failure", "job": run.job_name, "run_id": run.run_id,
                                        "range_start": days, "range_end": run.tags.get("dagster/asset_partition_range_end")})
