@@ -152,7 +152,6 @@ def test_the_watchdog_posts_once_when_yesterday_is_not_built_by_the_deadline(tmp
     hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))  # up to 2026-11-10
     runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", None)
     instance = dg.DagsterInstance.ephemeral()
-    runner.run_pipeline(instance=instance)
     receiver = Receiver()
     monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", receiver.url)
     resources = {"settings": dict(defs().resources)["settings"]}
@@ -163,15 +162,18 @@ def test_the_watchdog_posts_once_when_yesterday_is_not_built_by_the_deadline(tmp
         return sensors.nightly_watchdog(context).skip_message, context.cursor
 
     try:
+        fresh, _ = watch(datetime(2026, 11, 11, 7, 0, tzinfo=timezone.utc))  # a new instance: nothing ran yet
+        runner.run_pipeline(instance=instance)
         early, _ = watch(datetime(2026, 11, 12, 5, 0, tzinfo=timezone.utc))
         built, _ = watch(datetime(2026, 11, 11, 7, 0, tzinfo=timezone.utc))  # 2026-11-10 was built
         missing, cursor = watch(datetime(2026, 11, 12, 7, 0, tzinfo=timezone.utc))  # 2026-11-11 was not
         again, _ = watch(datetime(2026, 11, 12, 7, 15, tzinfo=timezone.utc), cursor)
     finally:
         receiver.close()
+    assert fresh == "no cachemeter_daily run has succeeded yet: judging starts after the first one"
     assert early == "before 06:00 UTC" and built == "2026-11-10 is built" and missing == "posted"
     assert again == "2026-11-11 already judged"
-    (notice,) = receiver.bodies
+    (notice,) = [b for b in receiver.bodies if b.get("cachemeter", {}).get("event") == "missing_day"]  # (the run posts its alerts too)
     assert notice["text"].startswith("[critical] cachemeter: no usage for 2026-11-11 by 06:00 UTC")
 
 
@@ -197,6 +199,9 @@ def test_the_pending_days_sensor_says_what_is_wrong_with_the_warehouse(tmp_path,
     db = tmp_path / "w.duckdb"
     monkeypatch.setenv("CACHEMETER_DB", str(db))
     assert tick() == "no warehouse yet: the nightly schedule (or `cachemeter run`) creates it"
+    duckdb.connect(str(db)).close()  # a DuckDB file no run has prepared
+    assert tick() == f"{db} holds no cachemeter tables yet: the first run creates them"
+    db.unlink()
     # a relative path is refused as the runs refuse it, not read relative to the daemon's working folder
     warehouse.connect(db).close()
     assert tick() == "no pending days"

@@ -14,7 +14,7 @@ import os
 from datetime import date, datetime, timedelta, timezone
 
 import dagster as dg
-from duckdb import DuckDBPyConnection, IOException
+from duckdb import CatalogException, DuckDBPyConnection, IOException
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.nightly.jobs import JOBS, daily_job, ingest_job, range_tags
@@ -68,7 +68,10 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
             raise
         return dg.SkipReason(f"the warehouse is held by {holder}; checking again next tick")
     with conn:
-        ranges = pending_ranges(conn, settings.dependent_days)
+        try:
+            ranges = pending_ranges(conn, settings.dependent_days)
+        except CatalogException:  # a DuckDB file no run has prepared yet (created by hand, or empty)
+            return dg.SkipReason(f"{path} holds no cachemeter tables yet: the first run creates them")
     if not ranges:
         return dg.SkipReason("no pending days")
     ingest_run = _latest_run_id(context.instance, ingest_job.name, [dg.DagsterRunStatus.SUCCESS]) or "none"
@@ -127,6 +130,8 @@ def nightly_watchdog(context: dg.SensorEvaluationContext, settings: CachemeterSe
         return dg.SkipReason(f"before {DEADLINE_HOUR_UTC:02d}:00 UTC")
     if context.cursor == yesterday.isoformat():
         return dg.SkipReason(f"{yesterday} already judged")
+    if not _latest_run_id(context.instance, daily_job.name, [dg.DagsterRunStatus.SUCCESS]):
+        return dg.SkipReason("no cachemeter_daily run has succeeded yet: judging starts after the first one")
     context.update_cursor(yesterday.isoformat())
     built = context.instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=dg.AssetKey(["core", "usage"]), asset_partitions=[yesterday.isoformat()]),
