@@ -64,6 +64,13 @@ class CachemeterSettings(dg.ConfigurableResource):
     mismatch_critical_share: float = 0.10
     quality_max_quarantine_share: float = 0.01
     quality_min_records: int = 100
+    incident_recovery_drop: float = 0.10
+    incident_recovery_days: int = 2
+    incident_reference_days: int = 28
+    incident_min_reference_days: int = 7
+    incident_pool_max_days: int = 7
+    incident_confidence_z: float = 2.0
+    complete_lag_hours: float = 1.0
     webhook_url_env: str = "CACHEMETER_WEBHOOK_URL"
 
     @property
@@ -109,8 +116,25 @@ class CachemeterSettings(dg.ConfigurableResource):
             mismatch_critical_share=float(rule("cost_mismatch").get("critical_share", 0.10)),
             quality_max_quarantine_share=float(rule("data_quality").get("max_quarantine_share", 0.01)),
             quality_min_records=int(rule("data_quality").get("min_records", 100)),
+            incident_recovery_drop=float(rule("incidents").get("recovery_drop", 0.10)),
+            incident_recovery_days=int(rule("incidents").get("recovery_days", 2)),
+            incident_reference_days=int(rule("incidents").get("reference_days", 28)),
+            incident_min_reference_days=int(rule("incidents").get("min_reference_days", 7)),
+            incident_pool_max_days=int(rule("incidents").get("pool_max_days", 7)),
+            incident_confidence_z=float(rule("incidents").get("confidence_z", 2.0)),
+            complete_lag_hours=float(rule("incidents").get("complete_lag_hours", 1.0)),
             webhook_url_env=str(webhook.get("url_env", "CACHEMETER_WEBHOOK_URL")),
         )
+
+    def incident_thresholds(self) -> "Thresholds":
+        """The hit-rate incident rule's settings (``pipelines/lib/incidents.py``)."""
+        from pipelines.lib.incidents import Thresholds
+
+        return Thresholds(min_drop=self.alert_min_drop, critical_drop=self.alert_critical_drop,
+                          recovery_drop=self.incident_recovery_drop, recovery_days=self.incident_recovery_days,
+                          min_requests=self.alert_min_requests, reference_days=self.incident_reference_days,
+                          min_reference_days=self.incident_min_reference_days, pool_max_days=self.incident_pool_max_days,
+                          confidence_z=self.incident_confidence_z)
 
 
 def load_config(path: Path) -> dict:

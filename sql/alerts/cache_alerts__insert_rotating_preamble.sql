@@ -68,6 +68,20 @@ incidents as (
             over (partition by f.provider, f.model, f.tenant, f.app order by f.day) as previous
     from flagged f
 ),
+described as (
+    select
+        i.*,
+        case
+           when (offset_moved or openings_jump) and median_offset is not null
+               then format('the shared opening now breaks at char {:,} (~{:,} tokens), on {}',
+                           median_offset::bigint, (median_offset / 4)::bigint, coalesce(common_span, 'a changing value'))
+           when openings_jump then format('{} distinct openings in {} requests (baseline at most {})',
+                                          distinct_openings, body_rows, coalesce(baseline_openings, 0))
+           else format('cache reads pinned at one size in {:.0f}% of hits while prompts vary: the opening changes after that point',
+                       read_mode_share * 100)
+       end as cause_text
+    from incidents i
+),
 final as (
     select
         md5(concat_ws('|', 'rotating_preamble', provider, coalesce(model, ''), tenant, app, '', day::varchar)) as alert_id,
@@ -86,20 +100,12 @@ final as (
         case when offset_moved or openings_jump then (median_offset / 4)::bigint end as divergence_offset_tokens,
         case when offset_moved or openings_jump then common_span end as divergence_span,
         day as first_day,
+        'rotating preamble: ' || cause_text as cause,
         format('{}/{} ({} {}): rotating preamble since {}: {}; token hit rate {:.1f}% vs {:.1f}%, about ${:.2f} lost that day',
-               tenant, app, provider, coalesce(model, '?'), day,
-               case
-                   when (offset_moved or openings_jump) and median_offset is not null
-                       then format('the shared opening now breaks at char {:,} (~{:,} tokens), on {}',
-                                   median_offset::bigint, (median_offset / 4)::bigint, coalesce(common_span, 'a changing value'))
-                   when openings_jump then format('{} distinct openings in {} requests (baseline at most {})',
-                                                  distinct_openings, body_rows, coalesce(baseline_openings, 0))
-                   else format('cache reads pinned at one size in {:.0f}% of hits while prompts vary: the opening changes after that point',
-                               read_mode_share * 100)
-               end,
+               tenant, app, provider, coalesce(model, '?'), day, cause_text,
                observed * 100, baseline * 100,
                coalesce(((baseline - observed)::decimal(18, 9) * read_discount_usd)::double, 0)) as message
-    from incidents
+    from described
     where day >= $start and day < $end
       and rotating
       and not coalesce(previous.rotating and previous.day >= day - to_days($baseline_days + 1), false)

@@ -1,4 +1,5 @@
-"""marts.cache_alerts (incidents such as a drop of the token hit rate) and marts.alert_deliveries (webhook posts)."""
+"""marts.cache_alerts (daily evidence of each rule), marts.cache_incidents (the incidents built from it, with
+their events and the series evaluations) and marts.alert_deliveries (webhook posts)."""
 
 import os
 
@@ -10,7 +11,7 @@ from pipelines.defs.daily import add_day_metadata, daily_asset
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import webhook
+from pipelines.lib import incidents, webhook
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
@@ -23,7 +24,9 @@ RULES = ("rotating_preamble", "hit_rate_drop",  # in this order: a known cause m
                                             dg.AssetKey(["marts", "cost_reconciliation"])])
 def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                  settings: CachemeterSettings) -> dg.MaterializeResult:
-    """Recompute the window's alerts, every rule in ``RULES`` (stable ``alert_id``: re-runs never duplicate)."""
+    """Recompute the window's alerts, every rule in ``RULES`` (stable ``alert_id``: re-runs never duplicate),
+    then the incidents from all stored evidence (``pipelines/lib/incidents.py``: marts.cache_incidents,
+    marts.cache_incident_events, marts.series_evaluations), in the same transaction."""
     params = window_params(context)
     rule_params = {**params, "min_drop": settings.alert_min_drop, "critical_drop": settings.alert_critical_drop,
                    "min_requests": settings.alert_min_requests, "baseline_days": settings.alert_baseline_days,
@@ -47,6 +50,8 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
             for rule in RULES:
                 text = statement(f"alerts/cache_alerts__insert_{rule}")
                 conn.execute(text, params_for(text, rule_params))
+            counts = incidents.rebuild(conn, settings.incident_thresholds(), settings.complete_lag_hours,
+                                       settings.roi_window_days)
             # the last daily asset: the window's days are rebuilt end to end, no longer pending (a run
             # that dies earlier leaves them pending, so the next run rebuilds them)
             conn.execute(statement("core/pending_days__delete_window"), params)
@@ -58,7 +63,10 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     for day, severity, message in alerts:
         context.log.warning(f"{day} {severity}: {message}")
     table = "\n".join(["| day | severity | message |", "|---|---|---|"] + [f"| {d} | {s} | {m} |" for d, s, m in alerts])
-    return dg.MaterializeResult(metadata={"window_rows": len(alerts), "alerts": dg.MetadataValue.md(table)})
+    return dg.MaterializeResult(metadata={"window_rows": len(alerts), "alerts": dg.MetadataValue.md(table),
+                                          "open_incidents": counts["open"], "resolved_incidents": counts["resolved"],
+                                          "retracted_incidents": counts["retracted"],
+                                          "last_complete_day": str(counts["last_complete_day"])})
 
 
 @dg.asset(key=["marts", "alert_deliveries"], deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],
