@@ -14,13 +14,16 @@ Judging a series day d (``evaluate_series``):
 * **Pooling**: the observation is the smallest run of the series' traffic days ending at d (at most
   ``pool_max_days`` calendar days) with ``min_requests`` requests; fewer is ``not_evaluated``.
 * **Baseline**: cache reads / prompt tokens over the series' days of the ``reference_days`` before the
-  observation that were not part of an incident (a 28-day level catches gradual drift that a 7-day
-  trailing baseline follows), and the same over the same weekday only (weekly seasonality); the lower
-  of the two is compared against, so a day is only judged low if it is low against like days too.
-  At least ``min_reference_days`` such days are needed, else ``not_evaluated``.
+  observation that were not part of an incident, and the same over the observation's weekdays only
+  (weekly seasonality); the lower of the two, so a day is only judged low if it is low against like
+  days too. A gradual drift drags a trailing level along with it, so the same is also computed over
+  the reference's days older than a week (when there are ``min_reference_days`` of them) and the
+  higher of the two baselines is used. At least ``min_reference_days`` reference days are needed,
+  else ``not_evaluated``.
 * **Noise bound**: threshold = max(``min_drop``, ``confidence_z`` x sqrt(sd^2 / k + p(1-p) / n)) with sd
-  the standard deviation of the reference days' rates, k the days pooled, p and n the observation's
-  rate and requests: a series that swings day to day needs a larger drop.
+  the day-to-day standard deviation of the reference days' rates (from successive differences, so a
+  drift is not mistaken for noise), k the days pooled, p and n the observation's rate and requests:
+  a series that swings from day to day needs a larger drop.
 * **Lifecycle**: baseline - observed >= threshold opens an incident, whose baseline and threshold
   are frozen; it resolves on the ``recovery_days``-th evaluated day in a row whose rate is within
   ``recovery_drop`` of the frozen baseline (hysteresis: ``recovery_drop`` < ``min_drop``). Lost savings
@@ -204,14 +207,13 @@ def evaluate_series(scope: dict, days: list[SeriesDay], last_complete: date | No
                    pool, observed)
             reference.append(today)
             continue
-        level = _rate(ref)
-        same_weekday = [d for d in ref if d.day.weekday() == today.day.weekday()] if len(pool) == 1 else []
-        baseline = min(level, _rate(same_weekday)) if same_weekday else level
-        rates = [d.rate for d in ref]
-        mean = sum(rates) / len(rates)
-        sd_squared = sum((r - mean) ** 2 for r in rates) / (len(rates) - 1) if len(rates) > 1 else 0.0
+        weekdays = {d.day.weekday() for d in pool}
+        baseline = _like_days_baseline(ref, weekdays)
+        lagged = [d for d in ref if (start - d.day).days > 7]  # the older weeks: a drift has not reached them
+        if len(lagged) >= t.min_reference_days:
+            baseline = max(baseline, _like_days_baseline(lagged, weekdays))
         n = sum(d.requests for d in pool)
-        noise = math.sqrt(sd_squared / len(pool) + observed * (1 - observed) / n)
+        noise = math.sqrt(_day_to_day_variance(ref) / len(pool) + observed * (1 - observed) / n)
         threshold = max(t.min_drop, t.confidence_z * noise)
         if baseline - observed >= threshold:
             current = Incident(
@@ -227,6 +229,23 @@ def evaluate_series(scope: dict, days: list[SeriesDay], last_complete: date | No
             record(today.day, "evaluated", None, pool, observed, baseline, threshold)
             reference.append(today)
     return evaluations, incidents
+
+
+def _like_days_baseline(ref: list[SeriesDay], weekdays: set[int]) -> float:
+    """The lower of the reference's level and its level on the same weekdays (when it has any)."""
+    level = _rate(ref)
+    like = [d for d in ref if d.day.weekday() in weekdays]
+    return min(level, _rate(like)) if like else level
+
+
+def _day_to_day_variance(ref: list[SeriesDay]) -> float:
+    """Variance of a day's rate from the successive differences of the reference days (von Neumann:
+    mean squared difference / 2), so a slow drift does not count as noise but a series that swings
+    from day to day does."""
+    rates = [d.rate for d in ref]
+    if len(rates) < 2:
+        return 0.0
+    return sum((b - a) ** 2 for a, b in zip(rates, rates[1:])) / (2 * (len(rates) - 1))
 
 
 def _event(incident: Incident, day: SeriesDay, event: str, lost: Decimal) -> dict:
