@@ -71,11 +71,12 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
 
 @dg.asset(key=["marts", "alert_deliveries"], deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],
           kinds={"duckdb"}, pool="duckdb", **table_spec(["marts", "alert_deliveries"]),
-          # a webhook that is down for a moment: the pass runs again (only undelivered alerts are posted)
+          # a webhook that is down for a moment: the pass runs again (only notices not yet delivered are posted)
           retry_policy=dg.RetryPolicy(max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL))
 def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                      settings: CachemeterSettings) -> dg.MaterializeResult:
-    """Post each undelivered alert once; fails (and is retried by its ``RetryPolicy``) while any post fails.
+    """Post each incident notice due once (opened, resolved, retracted; ``lib/webhook.py``); fails (and is
+    retried by its ``RetryPolicy``) while any notice failed or was dead-lettered in this pass.
 
     Runs after the snapshot is published, so a webhook outage never holds back the warehouse's readers;
     the attempts it records reach the snapshot of the next run.
@@ -84,12 +85,20 @@ def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     if not url:
         return dg.MaterializeResult(metadata={"delivered": 0, "failed": 0,
                                               "webhook": f"not configured: set {settings.webhook_url_env}"})
+    options = webhook.DeliveryOptions(
+        format=settings.webhook_format, routing_key=os.environ.get(settings.webhook_routing_key_env),
+        max_attempts=settings.webhook_max_attempts, timeout_seconds=settings.webhook_timeout_seconds,
+        time_budget_seconds=settings.webhook_time_budget_seconds, window_days=settings.webhook_window_days)
+    if options.format not in webhook.FORMATS:
+        raise dg.Failure(f"webhook.format {options.format!r} is not one of {', '.join(webhook.FORMATS)}", allow_retries=False)
     with warehouse_connection(duckdb) as conn:
         try:
-            report = webhook.deliver_pending(conn, url)
+            report = webhook.deliver_pending(conn, url, options=options)
         except webhook.DeliveryError as exc:  # a malformed URL: trying again cannot help (message without the URL)
             raise dg.Failure(str(exc), allow_retries=False) from None
-    if report.failed:
-        raise dg.Failure(f"{report.failed} alert(s) could not be delivered ({report.delivered} delivered); "
-                         "see marts.alert_deliveries", metadata={"delivered": report.delivered, "failed": report.failed})
-    return dg.MaterializeResult(metadata={"delivered": report.delivered, "failed": 0, "webhook": "configured"})
+    counts = {"delivered": report.delivered, "failed": report.failed, "dead_letter": report.dead_letter,
+              "deferred": report.deferred}
+    if report.failed or report.dead_letter:
+        raise dg.Failure(f"{report.failed + report.dead_letter} notice(s) could not be delivered ({report.delivered} delivered, "
+                         f"{report.dead_letter} given up as dead_letter); see marts.alert_deliveries", metadata=counts)
+    return dg.MaterializeResult(metadata={**counts, "webhook": "configured", "format": options.format})
