@@ -231,7 +231,8 @@ def _print_summary(db: Path, result) -> None:
             "select day, coalesce(sum(requests), 0), sum(prompt_tokens), sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0), "
             "sum(cost_usd), sum(no_cache_cost_usd), sum(savings_usd), sum(unpriced_requests) "
             "from marts.daily_savings group by day order by day").fetchall()
-        alerts = conn.execute("select day, severity, message from marts.cache_alerts order by day, severity").fetchall()
+        alerts = conn.execute("select status, severity, message from marts.cache_incidents "
+                              "order by status = 'open' desc, opened_day desc, severity").fetchall()
         rejected = conn.execute("select source_file, source_line, reason, count(*) over () from core.quarantine "
                                 "order by source_file, source_line limit 12").fetchall()
 
@@ -259,10 +260,11 @@ def _print_summary(db: Path, result) -> None:
                       *[_usd(t) for t in total], f"{sum(d[7] for d in days):,}", style="bold")
     console.print(table)
     if alerts:
-        console.print(f"[bold]{len(alerts)} alert(s):[/bold]")
-        for day, severity, message in alerts:
-            colour = "red" if severity == "critical" else "yellow"
-            console.print(f"  [{colour}]{severity}[/{colour}] {day}: {message}", soft_wrap=True)
+        open_count = sum(status == "open" for status, _, _ in alerts)
+        console.print(f"[bold]{open_count} open incident(s), {len(alerts) - open_count} resolved:[/bold]")
+        for status, severity, message in alerts:
+            colour = "dim" if status == "resolved" else "red" if severity == "critical" else "yellow"
+            console.print(f"  [{colour}]{status} {severity}[/{colour}]: {message}", soft_wrap=True)
     if result.first_day is None and days:
         console.print("[dim]No new or changed logs or prices since the last run: no day was rebuilt "
                       "(--all-days rebuilds every day).[/dim]")

@@ -18,7 +18,8 @@ start, the nightly cron and the deadline hour are part of the definitions, read 
 | CACHEMETER_ALERT_MIN_REQUESTS | 50                               | hit_rate_drop: minimum requests on the day and in the baseline |
 | CACHEMETER_ALERT_BASELINE_DAYS| 7                                | hit_rate_drop: trailing baseline window, days |
 | CACHEMETER_CONFIG             | cachemeter.yaml (repository root)| alert thresholds file (documented defaults) |
-| CACHEMETER_WEBHOOK_URL        | (none)                           | where the alert sensor posts (name set in the config file) |
+| CACHEMETER_WEBHOOK_URL        | (none)                           | where incident notices are posted (name set in the config file) |
+| CACHEMETER_PAGERDUTY_ROUTING_KEY | (none)                        | PagerDuty Events v2 routing key (webhook.format: pagerduty; a secret) |
 | CACHEMETER_MEMORY_LIMIT       | 1GB                              | DuckDB buffer pool limit (lib/warehouse.py) |
 | CACHEMETER_SQL_TIMEOUT        | 300                              | seconds an ad-hoc `cachemeter sql` query may run (0 = no limit) |
 | CACHEMETER_GX_SAMPLE_ROWS     | 200000                           | rows Great Expectations validates per check at most (0 = all; lib/expectations.py) |
@@ -64,7 +65,20 @@ class CachemeterSettings(dg.ConfigurableResource):
     mismatch_critical_share: float = 0.10
     quality_max_quarantine_share: float = 0.01
     quality_min_records: int = 100
+    incident_recovery_drop: float = 0.10
+    incident_recovery_days: int = 2
+    incident_reference_days: int = 28
+    incident_min_reference_days: int = 7
+    incident_pool_max_days: int = 7
+    incident_confidence_z: float = 2.0
+    complete_lag_hours: float = 1.0
     webhook_url_env: str = "CACHEMETER_WEBHOOK_URL"
+    webhook_format: str = "generic"
+    webhook_routing_key_env: str = "CACHEMETER_PAGERDUTY_ROUTING_KEY"
+    webhook_max_attempts: int = 5
+    webhook_timeout_seconds: float = 10
+    webhook_time_budget_seconds: float = 120
+    webhook_window_days: int = 3
 
     @property
     def dependent_days(self) -> int:
@@ -109,8 +123,31 @@ class CachemeterSettings(dg.ConfigurableResource):
             mismatch_critical_share=float(rule("cost_mismatch").get("critical_share", 0.10)),
             quality_max_quarantine_share=float(rule("data_quality").get("max_quarantine_share", 0.01)),
             quality_min_records=int(rule("data_quality").get("min_records", 100)),
+            incident_recovery_drop=float(rule("incidents").get("recovery_drop", 0.10)),
+            incident_recovery_days=int(rule("incidents").get("recovery_days", 2)),
+            incident_reference_days=int(rule("incidents").get("reference_days", 28)),
+            incident_min_reference_days=int(rule("incidents").get("min_reference_days", 7)),
+            incident_pool_max_days=int(rule("incidents").get("pool_max_days", 7)),
+            incident_confidence_z=float(rule("incidents").get("confidence_z", 2.0)),
+            complete_lag_hours=float(rule("incidents").get("complete_lag_hours", 1.0)),
             webhook_url_env=str(webhook.get("url_env", "CACHEMETER_WEBHOOK_URL")),
+            webhook_format=str(webhook.get("format", "generic")),
+            webhook_routing_key_env=str(webhook.get("routing_key_env", "CACHEMETER_PAGERDUTY_ROUTING_KEY")),
+            webhook_max_attempts=int(webhook.get("max_attempts", 5)),
+            webhook_timeout_seconds=float(webhook.get("timeout_seconds", 10)),
+            webhook_time_budget_seconds=float(webhook.get("time_budget_seconds", 120)),
+            webhook_window_days=int(webhook.get("first_enable_window_days", 3)),
         )
+
+    def incident_thresholds(self) -> "Thresholds":
+        """The hit-rate incident rule's settings (``pipelines/lib/incidents.py``)."""
+        from pipelines.lib.incidents import Thresholds
+
+        return Thresholds(min_drop=self.alert_min_drop, critical_drop=self.alert_critical_drop,
+                          recovery_drop=self.incident_recovery_drop, recovery_days=self.incident_recovery_days,
+                          min_requests=self.alert_min_requests, reference_days=self.incident_reference_days,
+                          min_reference_days=self.incident_min_reference_days, pool_max_days=self.incident_pool_max_days,
+                          confidence_z=self.incident_confidence_z)
 
 
 def load_config(path: Path) -> dict:

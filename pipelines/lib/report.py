@@ -7,7 +7,7 @@ vl-convert renders the same charts to PNG for Dagster's asset metadata. What the
 * token hit rate per day for the top apps (by prompt tokens);
 * cost vs no-cache cost per day, savings shaded between them (USD);
 * lost savings by cause (``lost_savings_usd`` of the alerts, by rule);
-* the alerts with their one-line cause, and the costliest prefix families;
+* the incidents (open first: since when, lost so far, cause; then resolved ones), and the costliest prefix families;
 * what-if sections: routing policies compared, cache TTL switches that pay, KV memory per family.
 """
 
@@ -122,9 +122,12 @@ def load(conn: duckdb.DuckDBPyConnection, days: int = 30, top_apps: int = 6) -> 
     causes = conn.sql(f"""
         select rule as cause, coalesce(sum(lost_savings_usd), 0)::double as lost_savings_usd, count(*) as alerts
         from marts.cache_alerts where {window} group by rule order by lost_savings_usd desc""").df()
+    # incidents, open first (since when, lost so far, cause), then resolved ones of the window
     alerts = conn.sql(f"""
-        select day::varchar as day, severity, rule, message from marts.cache_alerts where {window}
-        order by day desc, severity limit 50""").df()
+        select status, opened_day::varchar as since, coalesce(resolved_day::varchar, '') as resolved, severity, rule,
+               coalesce(lost_savings_usd, 0)::double as lost_savings_usd, message
+        from marts.cache_incidents where last_day > {last} - {int(days)} or status = 'open'
+        order by status = 'open' desc, opened_day desc, severity limit 50""").df()
     families = conn.sql(f"""
         select prefix_family, provider, any_value(app) as app, sum(requests)::bigint as requests,
                sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0) as token_hit_rate,
@@ -207,7 +210,7 @@ def render_html(data: ReportData, title: str = "cachemeter: daily cache report")
     extra = (f"<h1>{html.escape(title)}</h1>{summary}"
              f"<style>body{{font-family:sans-serif;margin:24px}} table{{border-collapse:collapse;margin:8px 0 24px}}"
              f" td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px;text-align:left}}</style>")
-    tables = (f"<h2>Alerts</h2>{_table(data.alerts)}"
+    tables = (f"<h2>Incidents (open first)</h2>{_table(data.alerts, money=('lost_savings_usd',))}"
               f"<h2>Costliest prefix families</h2>"
               f"{_table(data.families, money=('cost_usd', 'savings_usd', 'lost_savings_usd'), rates=('token_hit_rate',))}"
               f"{_whatif_html(data)}")

@@ -1,7 +1,7 @@
-"""Post alerts to a webhook once each, recording every attempt.
+"""Post incident notices (opened, resolved, retracted) to a webhook once each, recording every attempt.
 
-The body is Slack-compatible (``{"text": ...}``, which Slack, Mattermost and most chat webhooks
-accept) and also carries the alert's fields for machines. Sent with the standard library's
+The body is one of four formats (``payload``): generic JSON, a Slack incoming webhook, PagerDuty
+Events v2, or an Alertmanager webhook payload. Sent with the standard library's
 ``urllib`` (one small POST per alert; no client library needed). The URL is a secret: it is never
 logged, returned or stored, and error messages are scrubbed of it.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import ssl
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -33,25 +34,76 @@ class DeliveryError(Exception):
 
 @dataclass(frozen=True)
 class DeliveryReport:
-    """Counts of one delivery pass: alerts delivered, alerts whose post failed (tried again next pass)."""
+    """Counts of one delivery pass: notices delivered, failed (tried again next pass), dead-lettered
+    (failed ``max_attempts`` times: given up, visible in marts.alert_deliveries), left for the next
+    pass (the time budget ran out)."""
 
     delivered: int
     failed: int
+    dead_letter: int = 0
+    deferred: int = 0
 
 
-def payload(alert: dict) -> dict:
-    """Slack-compatible JSON for one alert: a one-line ``text`` plus the alert's fields."""
-    lost = alert.get("lost_savings_usd")
-    head = f"[{alert['severity']}] {alert['rule']} on {alert['day']}"
-    return {
-        "text": f"{head}: {alert['message']}",
-        "alert": {k: (str(v) if isinstance(v, Decimal) else v.isoformat() if hasattr(v, "isoformat") else v)
-                  for k, v in alert.items() if k != "attempts"},
-        "lost_savings_usd": None if lost is None else str(lost),
-    }
+@dataclass(frozen=True)
+class DeliveryOptions:
+    """How notices are sent: ``format`` (generic, slack, pagerduty, alertmanager), the PagerDuty
+    ``routing_key`` (a secret like the URL), ``max_attempts`` per notice before it is dead-lettered,
+    the per-post ``timeout_seconds``, the pass's ``time_budget_seconds``, and ``window_days``: only
+    incidents still open or opened this many days before the newest one are announced (no history
+    flood when delivery is first enabled)."""
+
+    format: str = "generic"
+    routing_key: str | None = None
+    max_attempts: int = 5
+    timeout_seconds: float = 10
+    time_budget_seconds: float = 120
+    window_days: int = 3
 
 
-def post_json(url: str, body: dict, timeout_seconds: float = 10) -> int:
+FORMATS = ("generic", "slack", "pagerduty", "alertmanager")
+
+
+def _iso(day) -> str | None:
+    return None if day is None else f"{day.isoformat()}T00:00:00Z"
+
+
+def payload(notice: dict, options: DeliveryOptions = DeliveryOptions()) -> dict:
+    """The JSON body of one notice (``opened``, ``resolved`` or ``retracted``) in ``options.format``.
+
+    ``notice`` is a row of ``sql/alerts/alert_deliveries__pending.sql``. Firing while opened; resolved
+    (and, for a retraction, ``retracted: true``) otherwise. Raises ``ValueError`` for an unknown format.
+    """
+    firing = notice["notice"] == "opened"
+    status = "firing" if firing else "resolved"
+    labels = {k: notice[k] for k in ("rule", "severity", "provider", "model", "tenant", "app", "prefix_family")
+              if notice.get(k) is not None}
+    lost = None if notice.get("lost_savings_usd") is None else str(notice["lost_savings_usd"])
+    verb = {"opened": "opened", "resolved": "resolved", "retracted": "retracted (a rebuild no longer finds it)"}[notice["notice"]]
+    text = f"[{notice.get('severity') or 'info'}] {notice.get('rule') or 'incident'} {verb}: {notice.get('message') or notice['incident_key']}"
+    starts, ends = _iso(notice.get("opened_day")), None if firing else _iso(notice.get("resolved_day") or notice.get("last_day"))
+    if options.format == "slack":
+        return {"text": text}
+    if options.format == "pagerduty":
+        return {"routing_key": options.routing_key, "event_action": "trigger" if firing else "resolve",
+                "dedup_key": notice["incident_key"],
+                "payload": {"summary": text[:1024], "source": "cachemeter",
+                            "severity": "critical" if notice.get("severity") == "critical" else "warning",
+                            "timestamp": starts, "custom_details": {**labels, "lost_savings_usd": lost}}}
+    alert = {"status": status, "labels": {"alertname": f"cachemeter_{labels.get('rule', 'incident')}", **labels},
+             "annotations": {"summary": text, "lost_savings_usd": lost or ""},
+             "startsAt": starts, "endsAt": ends or "0001-01-01T00:00:00Z", "fingerprint": notice["incident_key"][:16]}
+    if options.format == "alertmanager":
+        return {"version": "4", "groupKey": notice["incident_key"], "status": status, "receiver": "cachemeter",
+                "groupLabels": {"alertname": alert["labels"]["alertname"]}, "commonLabels": alert["labels"],
+                "commonAnnotations": alert["annotations"], "externalURL": "", "truncatedAlerts": 0, "alerts": [alert]}
+    if options.format == "generic":
+        return {"incident_key": notice["incident_key"], "notice": notice["notice"], "status": status,
+                "retracted": notice["notice"] == "retracted", "startsAt": starts, "endsAt": ends, "labels": labels,
+                "message": notice.get("message"), "lost_savings_usd": lost, "text": text}
+    raise ValueError(f"unknown delivery format {options.format!r}: use one of {', '.join(FORMATS)}")
+
+
+def post_json(url: str, body: dict, timeout_seconds: float = 10, headers: dict | None = None) -> int:
     """POST ``body`` as JSON; returns the HTTP status or raises ``DeliveryError``.
 
     No part of the URL reaches the error: its message is built from the HTTP status or the OS
@@ -63,7 +115,8 @@ def post_json(url: str, body: dict, timeout_seconds: float = 10) -> int:
     failure: DeliveryError | None = None
     try:
         request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                         headers={"Content-Type": "application/json", "User-Agent": "cachemeter"})
+                                         headers={"Content-Type": "application/json", "User-Agent": "cachemeter",
+                                                  **(headers or {})})
         with urllib.request.urlopen(request, timeout=timeout_seconds) as response:  # noqa: S310 (URL is the user's own)
             return response.status
     except urllib.error.HTTPError as exc:
@@ -101,29 +154,41 @@ def _describe(reason: object) -> str:
     return f"request failed ({type(reason).__name__})"
 
 
-def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str,
-                    post: Callable[[str, dict], int] = post_json) -> DeliveryReport:
-    """Post every alert without a 'delivered' record once; returns how many were delivered and how many failed.
+def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str, post: Callable[..., int] = post_json,
+                    options: DeliveryOptions = DeliveryOptions(), clock: Callable[[], float] = time.monotonic) -> DeliveryReport:
+    """Post every notice due (``sql/alerts/alert_deliveries__pending.sql``) once; returns the pass's counts.
 
-    Each attempt is recorded in ``marts.alert_deliveries`` (numbered per alert across passes); an alert
-    that fails is tried again on the next pass, and an alert already delivered is never posted again.
-    There is no retry loop here: the asset that calls this (``marts/alert_deliveries``) fails when any
-    alert failed, and its Dagster ``RetryPolicy`` runs the pass again with backoff. Raises
-    ``DeliveryError`` (whose message does not contain the URL) when ``url`` is not an ``http``/``https`` URL.
+    A notice is one incident's ``opened``, ``resolved`` or ``retracted``; each goes out with the header
+    ``Idempotency-Key: <incident_key>:<notice>`` (the same on every attempt, so a receiver that got a
+    post whose answer was lost can drop the repeat; PagerDuty and Alertmanager also dedupe on the
+    dedup key / fingerprint). Each attempt is recorded in ``marts.alert_deliveries``; a notice that
+    fails is tried again by the next pass (the asset fails, and Dagster's ``RetryPolicy`` runs the pass
+    again with backoff, so there is no retry loop here), and after ``max_attempts`` failures it is
+    recorded as ``dead_letter`` and not tried again. Notices left when ``time_budget_seconds`` runs out
+    wait for the next pass. Raises ``DeliveryError`` (without the URL) for a malformed URL.
     """
     check_url(url)  # a malformed URL fails every post: one clear error (without the URL), no attempts recorded
-    cursor = conn.execute(statement("alerts/alert_deliveries__pending"))
+    cursor = conn.execute(statement("alerts/alert_deliveries__pending"), {"window_days": options.window_days})
     columns = [d[0] for d in cursor.description]
     pending = [dict(zip(columns, row)) for row in cursor.fetchall()]
-    delivered = failed = 0
-    for alert in pending:
+    delivered = failed = dead = deferred = 0
+    started = clock()
+    for notice in pending:
+        if clock() - started > options.time_budget_seconds:
+            deferred += 1
+            continue
+        key = f"{notice['incident_key']}:{notice['notice']}"
         try:
-            status, error = post(url, payload(alert)), None
+            status = post(url, payload(notice, options), timeout_seconds=options.timeout_seconds,
+                          headers={"Idempotency-Key": key})
+            error = None
         except DeliveryError as exc:
             status, error = exc.http_status, str(exc).replace(url, "<webhook>")
         ok = error is None and status is not None and 200 <= status < 300
+        attempt = notice["attempts"] + 1
+        state = "delivered" if ok else "dead_letter" if attempt >= options.max_attempts else "failed"
         conn.execute(statement("alerts/alert_deliveries__insert"), {
-            "alert_id": alert["alert_id"], "attempt": alert["attempts"] + 1, "status": "delivered" if ok else "failed",
+            "alert_id": notice["incident_key"], "notice": notice["notice"], "attempt": attempt, "status": state,
             "http_status": status, "error": error})
-        delivered, failed = delivered + ok, failed + (not ok)
-    return DeliveryReport(delivered, failed)
+        delivered, failed, dead = delivered + ok, failed + (state == "failed"), dead + (state == "dead_letter")
+    return DeliveryReport(delivered, failed, dead, deferred)

@@ -1,10 +1,38 @@
--- Alerts not yet delivered, oldest first, with the number of attempts already made.
-select
-    a.alert_id, a.day, a.rule, a.severity, a.provider, a.model, a.tenant, a.app, a.prefix_family,
-    a.observed, a.baseline, a.lost_savings_usd, a.message, a.divergence_offset_chars, a.divergence_span,
-    coalesce((select max(d.attempt) from marts.alert_deliveries d where d.alert_id = a.alert_id), 0) as attempts
-from marts.cache_alerts a
-where not exists (
-    select 1 from marts.alert_deliveries d where d.alert_id = a.alert_id and d.status = 'delivered'
+-- The incident notices due, oldest first, with the attempts already made: an incident's 'opened'
+-- (only incidents still open or opened within $window_days days of the newest incident day: enabling
+-- delivery does not post the history), its 'resolved' once resolved and its opening delivered, and a
+-- 'retracted' for an incident delivered but no longer found. A notice delivered or dead-lettered is done.
+with
+newest as (select max(last_day) as day from marts.cache_incidents),
+delivered as (
+    select alert_id as incident_key, notice from marts.alert_deliveries where status = 'delivered'
+),
+done as (
+    select alert_id as incident_key, notice from marts.alert_deliveries where status in ('delivered', 'dead_letter')
+),
+due as (
+    select i.*, 'opened' as notice, 1 as notice_order
+    from marts.cache_incidents i, newest
+    where i.status = 'open' or i.opened_day >= newest.day - to_days($window_days)
+    union all by name
+    select i.*, 'resolved' as notice, 2 as notice_order
+    from marts.cache_incidents i
+    where i.status = 'resolved'
+      and exists (select 1 from delivered v where v.incident_key = i.incident_key and v.notice = 'opened')
+    union all by name
+    select e.incident_key, e.day as last_day, 'retracted' as notice, 3 as notice_order,
+           'an incident delivered earlier is no longer found after a rebuild (late or edited data)' as message
+    from marts.cache_incident_events e
+    where e.event = 'retracted'
+      and e.incident_key not in (select incident_key from marts.cache_incidents)
+      and exists (select 1 from delivered v where v.incident_key = e.incident_key and v.notice = 'opened')
 )
-order by a.day, a.alert_id;
+select
+    d.incident_key, d.notice, d.rule, d.severity, d.provider, d.model, d.tenant, d.app, d.prefix_family,
+    d.opened_day, d.last_day, d.resolved_day, d.status, d.baseline_token_hit_rate, d.observed_token_hit_rate,
+    d.lost_savings_usd, d.message,
+    coalesce((select max(a.attempt) from marts.alert_deliveries a
+              where a.alert_id = d.incident_key and a.notice = d.notice), 0) as attempts
+from due d
+where not exists (select 1 from done x where x.incident_key = d.incident_key and x.notice = d.notice)
+order by coalesce(d.resolved_day, d.opened_day, d.last_day), d.incident_key, d.notice_order;

@@ -1,8 +1,9 @@
 -- negative_cache_roi: a prefix family whose cache-write premiums over the trailing
 -- $roi_window_days days (today included) exceed what its cache reads saved: writes that were not
--- reused inside their TTL. Fires on the first day the window turns negative (premium at least
--- $roi_min_write_premium_usd USD): the window ending the day before was not negative. A day's alert
--- thus reads the $roi_window_days days before it and no more, whatever window a run rebuilds.
+-- reused inside their TTL. Fires on every day the window is negative (premium at least
+-- $roi_min_write_premium_usd USD): the daily evidence of one negative_cache_roi incident
+-- (marts.cache_incidents), which stays open while the waste goes on. A day's alert reads the
+-- $roi_window_days days before it and no more, whatever window a run rebuilds.
 -- lost_savings_usd = premiums - read savings over the window.
 insert into marts.cache_alerts by name
 with
@@ -12,36 +13,25 @@ family_days as (
         sum(u.cache_write_premium_usd) as write_premium_usd,
         sum(u.savings_usd + u.cache_write_premium_usd) as read_savings_usd
     from core.usage_priced u
-    where u.priced and u.day >= $start::date - to_days($roi_window_days) and u.day < $end
+    where u.priced and u.day >= $start::date - to_days($roi_window_days - 1) and u.day < $end
     group by all
 ),
 windowed as (
     select
         f.*,
         sum(f.write_premium_usd) over roi_window as window_premium_usd,
-        sum(f.read_savings_usd) over roi_window as window_read_savings_usd,
-        sum(f.write_premium_usd) over window_before as before_premium_usd,
-        sum(f.read_savings_usd) over window_before as before_read_savings_usd
+        sum(f.read_savings_usd) over roi_window as window_read_savings_usd
     from family_days f
-    window
-        roi_window as (
-            partition by f.prefix_family, f.provider, f.model, f.tenant, f.app
-            order by f.day
-            range between to_days($roi_window_days - 1) preceding and current row
-        ),
-        -- the window ending the day before (whether or not that day had traffic)
-        window_before as (
-            partition by f.prefix_family, f.provider, f.model, f.tenant, f.app
-            order by f.day
-            range between to_days($roi_window_days) preceding and interval 1 day preceding
-        )
+    window roi_window as (
+        partition by f.prefix_family, f.provider, f.model, f.tenant, f.app
+        order by f.day
+        range between to_days($roi_window_days - 1) preceding and current row
+    )
 ),
 flagged as (
     select
         w.*,
-        w.window_premium_usd >= $roi_min_write_premium_usd and w.window_premium_usd > w.window_read_savings_usd as negative,
-        coalesce(w.before_premium_usd >= $roi_min_write_premium_usd and w.before_premium_usd > w.before_read_savings_usd,
-                 false) as negative_before
+        w.window_premium_usd >= $roi_min_write_premium_usd and w.window_premium_usd > w.window_read_savings_usd as negative
     from windowed w
 ),
 final as (
@@ -55,6 +45,6 @@ final as (
                'the cached opening is not reused within its TTL (cache less, or keep it warm)',
                tenant, app, prefix_family, window_premium_usd, $roi_window_days, window_read_savings_usd) as message
     from flagged
-    where day >= $start and day < $end and negative and not negative_before
+    where day >= $start and day < $end and negative
 )
 select * from final;

@@ -8,6 +8,9 @@
 --                  0.8 x its baseline median, i.e. inside what used to be the shared opening;
 --   pinned_reads   (no bodies needed) >= 80% of the day's cache hits read exactly the same number of
 --                  tokens while prompts vary (>= 5 distinct sizes), where the baseline was not pinned;
+--   reads_shrank   (no bodies needed) the same, where the baseline was pinned too but at a larger size:
+--                  the day's common read size is below 0.8 x the baseline's (median of its days), so
+--                  the opening now changes near that many tokens (divergence_offset_tokens);
 -- and, always, a step drop of the token hit rate of at least $min_drop below the baseline.
 -- It fires on the first day of an incident only: the series' previous traffic day within the
 -- $baseline_days + 1 days before did not meet the condition (a day further back does not continue an
@@ -37,7 +40,8 @@ with_baseline as (
         sum(g.requests) over trailing_days as baseline_requests,
         max(g.distinct_openings) over trailing_days as baseline_openings,
         median(g.median_offset) over trailing_days as baseline_offset,
-        max(g.read_mode_share) over trailing_days as baseline_read_mode_share
+        max(g.read_mode_share) over trailing_days as baseline_read_mode_share,
+        median(g.top_read_tokens) over trailing_days as baseline_top_read_tokens
     from signals g
     window trailing_days as (
         partition by g.provider, g.model, g.tenant, g.app
@@ -53,12 +57,14 @@ conditions as (
         b.median_offset is not null and b.baseline_offset is not null and b.median_offset < 0.8 * b.baseline_offset as offset_moved,
         b.hits >= 20 and b.read_mode_share >= 0.8 and b.distinct_hit_prompts >= 5
             and coalesce(b.baseline_read_mode_share, 0) < 0.8 as pinned_reads,
+        b.hits >= 20 and b.read_mode_share >= 0.8 and b.distinct_hit_prompts >= 5
+            and b.baseline_read_mode_share >= 0.8 and b.top_read_tokens < 0.8 * b.baseline_top_read_tokens as reads_shrank,
         b.requests >= $min_requests and b.baseline_requests >= $min_requests
             and b.baseline - b.observed >= $min_drop as dropped
     from with_baseline b
 ),
 flagged as (
-    select c.*, c.dropped and (c.openings_jump or c.offset_moved or c.pinned_reads) as rotating
+    select c.*, c.dropped and (c.openings_jump or c.offset_moved or c.pinned_reads or c.reads_shrank) as rotating
     from conditions c
 ),
 incidents as (
@@ -67,6 +73,24 @@ incidents as (
         lag(struct_pack(day := f.day, rotating := f.rotating))
             over (partition by f.provider, f.model, f.tenant, f.app order by f.day) as previous
     from flagged f
+),
+described as (
+    select
+        i.*,
+        case
+           when (offset_moved or openings_jump) and median_offset is not null
+               then format('the shared opening now breaks at char {:,} (~{:,} tokens), on {}',
+                           median_offset::bigint, (median_offset / 4)::bigint, coalesce(common_span, 'a changing value'))
+           when openings_jump then format('{} distinct openings in {} requests (baseline at most {})',
+                                          distinct_openings, body_rows, coalesce(baseline_openings, 0))
+            when reads_shrank then format('cache reads now stop at {:,} tokens in {:.0f}% of hits (before: {:,}): '
+                                          'the opening changes just after ~{:,} tokens (~{:,} chars)',
+                                          top_read_tokens, read_mode_share * 100, baseline_top_read_tokens::bigint,
+                                          top_read_tokens, top_read_tokens * 4)
+           else format('cache reads pinned at one size in {:.0f}% of hits while prompts vary: the opening changes after that point',
+                       read_mode_share * 100)
+       end as cause_text
+    from incidents i
 ),
 final as (
     select
@@ -83,23 +107,16 @@ final as (
         baseline,
         cast((baseline - observed)::decimal(18, 9) * read_discount_usd as decimal(38, 15)) as lost_savings_usd,
         case when offset_moved or openings_jump then median_offset::bigint end as divergence_offset_chars,
-        case when offset_moved or openings_jump then (median_offset / 4)::bigint end as divergence_offset_tokens,
+        case when offset_moved or openings_jump then (median_offset / 4)::bigint
+             when reads_shrank then top_read_tokens end as divergence_offset_tokens,
         case when offset_moved or openings_jump then common_span end as divergence_span,
         day as first_day,
+        'rotating preamble: ' || cause_text as cause,
         format('{}/{} ({} {}): rotating preamble since {}: {}; token hit rate {:.1f}% vs {:.1f}%, about ${:.2f} lost that day',
-               tenant, app, provider, coalesce(model, '?'), day,
-               case
-                   when (offset_moved or openings_jump) and median_offset is not null
-                       then format('the shared opening now breaks at char {:,} (~{:,} tokens), on {}',
-                                   median_offset::bigint, (median_offset / 4)::bigint, coalesce(common_span, 'a changing value'))
-                   when openings_jump then format('{} distinct openings in {} requests (baseline at most {})',
-                                                  distinct_openings, body_rows, coalesce(baseline_openings, 0))
-                   else format('cache reads pinned at one size in {:.0f}% of hits while prompts vary: the opening changes after that point',
-                               read_mode_share * 100)
-               end,
+               tenant, app, provider, coalesce(model, '?'), day, cause_text,
                observed * 100, baseline * 100,
                coalesce(((baseline - observed)::decimal(18, 9) * read_discount_usd)::double, 0)) as message
-    from incidents
+    from described
     where day >= $start and day < $end
       and rotating
       and not coalesce(previous.rotating and previous.day >= day - to_days($baseline_days + 1), false)

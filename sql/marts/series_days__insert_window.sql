@@ -15,8 +15,9 @@ usage_days as (
         and (u.day >= $start or u.day not in (select distinct day from marts.series_days))
 ),
 read_values as (
-    -- how often the day's most common cache-read size occurs among its hits
-    select day, provider, model, tenant, app, max(hits_with_value) as top_read_count
+    -- how often the day's most common cache-read size occurs among its hits, and that size (the larger on a tie)
+    select day, provider, model, tenant, app, max(hits_with_value) as top_read_count,
+           arg_max(cache_read_tokens, (hits_with_value, cache_read_tokens)) as top_read_tokens
     from (
         select day, provider, model, tenant, app, cache_read_tokens, count(*) as hits_with_value
         from usage_days
@@ -42,7 +43,7 @@ series as (
     group by all
 ),
 final as (
-    select s.*, r.top_read_count
+    select s.*, r.top_read_count, r.top_read_tokens
     from series s
     left join read_values r using (day, provider, model, tenant, app)
 )

@@ -1,10 +1,11 @@
--- marts.alert_deliveries: every attempt to post an alert to the webhook (grain: alert, attempt).
--- An alert with a 'delivered' row is never posted again. The webhook URL is never stored.
+-- marts.alert_deliveries: every attempt to post an incident notice to the webhook (grain: incident,
+-- notice, attempt). A notice with a 'delivered' or 'dead_letter' row is never posted again; a
+-- 'dead_letter' row means it failed alerts.delivery.max_attempts times. The webhook URL is never stored.
 create table if not exists marts.alert_deliveries (
-    alert_id      varchar,      -- marts.cache_alerts.alert_id
+    alert_id      varchar,      -- marts.cache_incidents.incident_key
     attempt       integer,      -- 1, 2, ... across sensor ticks
     attempted_at  timestamptz,  -- UTC
-    status        varchar,      -- delivered or failed
+    status        varchar,      -- delivered, failed (tried again) or dead_letter (given up)
     http_status   integer,      -- response status, null when no response
     error         varchar       -- why it failed (never the URL)
 );

@@ -37,7 +37,7 @@ def test_data_quality_fires_when_a_days_files_reject_too_much(tmp_path):
     assert [(r[0], r[3]) for r in rows] == [(date(2026, 11, 20), 0.1)]
 
 
-def test_negative_cache_roi_fires_once_when_writes_are_never_read(tmp_path):
+def test_negative_cache_roi_is_one_open_incident_while_writes_are_never_read(tmp_path):
     # Anthropic claude-sonnet-4-5: 5m writes at $3.75 vs $3.00 input -> $0.75/MTok premium; 60 x 30,000 written/day
     records = []
     for d in range(4):
@@ -50,8 +50,11 @@ def test_negative_cache_roi_fires_once_when_writes_are_never_read(tmp_path):
     write_jsonl(tmp_path / "logs" / "a.jsonl", records)
     db = run_pipeline(tmp_path, tmp_path / "logs")
     rows = alerts(db, "negative_cache_roi")
-    assert [r[0] for r in rows] == [date(2026, 11, 10)]
+    assert [r[0] for r in rows] == [date(2026, 11, 10) + timedelta(days=d) for d in range(4)]  # daily evidence
     assert rows[0][4] == Decimal("1.35")  # 60 x 30,000 x $0.75 / 1e6, no reads to offset it
+    # one incident, still open; the newest day (11-13) is not complete yet, so it counts 3 days of waste
+    assert query(db, "select rule, opened_day, last_day, status, lost_savings_usd from marts.cache_incidents") == [
+        ("negative_cache_roi", date(2026, 11, 10), date(2026, 11, 12), "open", Decimal("4.05"))]
 
 
 def test_below_cache_minimum_points_at_prompts_just_under_the_floor(tmp_path):

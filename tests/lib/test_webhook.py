@@ -18,7 +18,7 @@ class Receiver:
     """A local webhook endpoint that fails the first ``failures`` posts with HTTP 500."""
 
     def __init__(self, failures: int = 0):
-        self.failures, self.bodies, self.calls = failures, [], 0
+        self.failures, self.bodies, self.calls, self.keys = failures, [], 0, []
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -29,6 +29,7 @@ class Receiver:
                     self.send_response(500)
                 else:
                     receiver.bodies.append(body)
+                    receiver.keys.append(self.headers["Idempotency-Key"])
                     self.send_response(200)
                 self.end_headers()
 
@@ -56,7 +57,7 @@ def copy_of(db, tmp_path):
     return target
 
 
-def test_each_alert_is_posted_once_across_two_passes(warehouse_with_alerts, tmp_path):
+def test_each_notice_is_posted_once_across_two_passes(warehouse_with_alerts, tmp_path):
     from pipelines.lib import webhook
 
     db = copy_of(warehouse_with_alerts, tmp_path)
@@ -68,9 +69,14 @@ def test_each_alert_is_posted_once_across_two_passes(warehouse_with_alerts, tmp_
             alerts = conn.execute("select count(*) from marts.cache_alerts").fetchall()[0][0]
     finally:
         receiver.close()
-    assert alerts == 3 and (first.delivered, second.delivered) == (3, 0)
-    assert len(receiver.bodies) == 3 and len({b["alert"]["alert_id"] for b in receiver.bodies}) == 3
-    assert receiver.bodies[0]["text"].startswith("[critical] hit_rate_drop on 2026-11-08: openai gpt-4.1 (acme/bot)")
+    # three daily hit_rate_drop rows, one incident: one notice
+    assert alerts == 3 and (first.delivered, second.delivered) == (1, 0)
+    (body,) = receiver.bodies
+    assert body["status"] == "firing" and body["startsAt"] == "2026-11-08T00:00:00Z" and body["endsAt"] is None
+    assert body["labels"] == {"rule": "hit_rate_drop", "severity": "critical", "provider": "openai", "model": "gpt-4.1",
+                              "tenant": "acme", "app": "bot"}
+    assert body["text"].startswith("[critical] hit_rate_drop opened: acme/bot (openai gpt-4.1): token hit rate dropped; open since 2026-11-08")
+    assert receiver.keys == [f"{body['incident_key']}:opened"]
 
 
 def test_a_failing_post_is_tried_again_on_the_next_pass_without_duplicates(warehouse_with_alerts, tmp_path):
@@ -82,15 +88,16 @@ def test_a_failing_post_is_tried_again_on_the_next_pass_without_duplicates(wareh
         with duckdb.connect(str(db)) as conn:
             first = webhook.deliver_pending(conn, receiver.url)
             second = webhook.deliver_pending(conn, receiver.url)
-            attempts = conn.execute("select alert_id, attempt, status, http_status, error from marts.alert_deliveries "
+            third = webhook.deliver_pending(conn, receiver.url)
+            attempts = conn.execute("select alert_id, notice, attempt, status, http_status, error from marts.alert_deliveries "
                                     "order by attempted_at, attempt").fetchall()
     finally:
         receiver.close()
-    assert (first.delivered, first.failed) == (2, 1) and (second.delivered, second.failed) == (1, 0)
-    assert len(receiver.bodies) == 3 and len({b["alert"]["alert_id"] for b in receiver.bodies}) == 3
-    assert [a[2] for a in attempts] == ["failed", "delivered", "delivered", "delivered"]
-    assert attempts[0][0] == attempts[3][0] and (attempts[0][1], attempts[3][1]) == (1, 2)  # the same alert, attempt 2
-    assert attempts[0][3] == 500 and all("SECRET-TOKEN" not in (a[4] or "") for a in attempts)
+    assert (first.delivered, first.failed) == (0, 1) and (second.delivered, second.failed) == (1, 0) and third.delivered == 0
+    assert len(receiver.bodies) == 1
+    assert [(a[1], a[2], a[3]) for a in attempts] == [("opened", 1, "failed"), ("opened", 2, "delivered")]
+    assert attempts[0][0] == attempts[1][0] and attempts[0][4] == 500
+    assert all("SECRET-TOKEN" not in (a[5] or "") for a in attempts)
 
 
 def test_the_delivery_asset_posts_once_retries_through_its_policy_and_keeps_the_url_out(
@@ -114,7 +121,7 @@ def test_the_delivery_asset_posts_once_retries_through_its_policy_and_keeps_the_
     finally:
         receiver.close()
     (materialization,) = result.asset_materializations_for_node("marts__alert_deliveries")
-    assert materialization.metadata["delivered"].value == 3 and len(receiver.bodies) == 3
+    assert materialization.metadata["delivered"].value == 1 and len(receiver.bodies) == 1
     assert "SECRET-TOKEN" not in str(materialization.metadata) and b"SECRET-TOKEN" not in db.read_bytes()
 
 
@@ -179,7 +186,7 @@ def test_an_unreachable_valid_url_is_recorded_as_failed_without_the_url(warehous
     with duckdb.connect(str(db)) as conn:
         report = webhook.deliver_pending(conn, url)
         errors = conn.execute("select distinct status, error from marts.alert_deliveries").fetchall()
-    assert (report.delivered, report.failed) == (0, 3)
+    assert (report.delivered, report.failed) == (0, 1)
     assert errors == [("failed", "ConnectionRefusedError: Connection refused")]
     assert TOKEN not in caplog.text and TOKEN.encode() not in db.read_bytes()
 

@@ -1,4 +1,5 @@
-"""marts.cache_alerts (incidents such as a drop of the token hit rate) and marts.alert_deliveries (webhook posts)."""
+"""marts.cache_alerts (daily evidence of each rule), marts.cache_incidents (the incidents built from it, with
+their events and the series evaluations) and marts.alert_deliveries (webhook posts)."""
 
 import os
 
@@ -10,7 +11,7 @@ from pipelines.defs.daily import add_day_metadata, daily_asset
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import webhook
+from pipelines.lib import incidents, webhook
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
@@ -23,7 +24,9 @@ RULES = ("rotating_preamble", "hit_rate_drop",  # in this order: a known cause m
                                             dg.AssetKey(["marts", "cost_reconciliation"])])
 def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                  settings: CachemeterSettings) -> dg.MaterializeResult:
-    """Recompute the window's alerts, every rule in ``RULES`` (stable ``alert_id``: re-runs never duplicate)."""
+    """Recompute the window's alerts, every rule in ``RULES`` (stable ``alert_id``: re-runs never duplicate),
+    then the incidents from all stored evidence (``pipelines/lib/incidents.py``: marts.cache_incidents,
+    marts.cache_incident_events, marts.series_evaluations), in the same transaction."""
     params = window_params(context)
     rule_params = {**params, "min_drop": settings.alert_min_drop, "critical_drop": settings.alert_critical_drop,
                    "min_requests": settings.alert_min_requests, "baseline_days": settings.alert_baseline_days,
@@ -47,6 +50,8 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
             for rule in RULES:
                 text = statement(f"alerts/cache_alerts__insert_{rule}")
                 conn.execute(text, params_for(text, rule_params))
+            counts = incidents.rebuild(conn, settings.incident_thresholds(), settings.complete_lag_hours,
+                                       settings.roi_window_days)
             # the last daily asset: the window's days are rebuilt end to end, no longer pending (a run
             # that dies earlier leaves them pending, so the next run rebuilds them)
             conn.execute(statement("core/pending_days__delete_window"), params)
@@ -58,16 +63,20 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     for day, severity, message in alerts:
         context.log.warning(f"{day} {severity}: {message}")
     table = "\n".join(["| day | severity | message |", "|---|---|---|"] + [f"| {d} | {s} | {m} |" for d, s, m in alerts])
-    return dg.MaterializeResult(metadata={"window_rows": len(alerts), "alerts": dg.MetadataValue.md(table)})
+    return dg.MaterializeResult(metadata={"window_rows": len(alerts), "alerts": dg.MetadataValue.md(table),
+                                          "open_incidents": counts["open"], "resolved_incidents": counts["resolved"],
+                                          "retracted_incidents": counts["retracted"],
+                                          "last_complete_day": str(counts["last_complete_day"])})
 
 
 @dg.asset(key=["marts", "alert_deliveries"], deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],
           kinds={"duckdb"}, pool="duckdb", **table_spec(["marts", "alert_deliveries"]),
-          # a webhook that is down for a moment: the pass runs again (only undelivered alerts are posted)
+          # a webhook that is down for a moment: the pass runs again (only notices not yet delivered are posted)
           retry_policy=dg.RetryPolicy(max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL))
 def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                      settings: CachemeterSettings) -> dg.MaterializeResult:
-    """Post each undelivered alert once; fails (and is retried by its ``RetryPolicy``) while any post fails.
+    """Post each incident notice due once (opened, resolved, retracted; ``lib/webhook.py``); fails (and is
+    retried by its ``RetryPolicy``) while any notice failed or was dead-lettered in this pass.
 
     Runs after the snapshot is published, so a webhook outage never holds back the warehouse's readers;
     the attempts it records reach the snapshot of the next run.
@@ -76,12 +85,20 @@ def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     if not url:
         return dg.MaterializeResult(metadata={"delivered": 0, "failed": 0,
                                               "webhook": f"not configured: set {settings.webhook_url_env}"})
+    options = webhook.DeliveryOptions(
+        format=settings.webhook_format, routing_key=os.environ.get(settings.webhook_routing_key_env),
+        max_attempts=settings.webhook_max_attempts, timeout_seconds=settings.webhook_timeout_seconds,
+        time_budget_seconds=settings.webhook_time_budget_seconds, window_days=settings.webhook_window_days)
+    if options.format not in webhook.FORMATS:
+        raise dg.Failure(f"webhook.format {options.format!r} is not one of {', '.join(webhook.FORMATS)}", allow_retries=False)
     with warehouse_connection(duckdb) as conn:
         try:
-            report = webhook.deliver_pending(conn, url)
+            report = webhook.deliver_pending(conn, url, options=options)
         except webhook.DeliveryError as exc:  # a malformed URL: trying again cannot help (message without the URL)
             raise dg.Failure(str(exc), allow_retries=False) from None
-    if report.failed:
-        raise dg.Failure(f"{report.failed} alert(s) could not be delivered ({report.delivered} delivered); "
-                         "see marts.alert_deliveries", metadata={"delivered": report.delivered, "failed": report.failed})
-    return dg.MaterializeResult(metadata={"delivered": report.delivered, "failed": 0, "webhook": "configured"})
+    counts = {"delivered": report.delivered, "failed": report.failed, "dead_letter": report.dead_letter,
+              "deferred": report.deferred}
+    if report.failed or report.dead_letter:
+        raise dg.Failure(f"{report.failed + report.dead_letter} notice(s) could not be delivered ({report.delivered} delivered, "
+                         f"{report.dead_letter} given up as dead_letter); see marts.alert_deliveries", metadata=counts)
+    return dg.MaterializeResult(metadata={**counts, "webhook": "configured", "format": options.format})

@@ -1,0 +1,163 @@
+"""The delivery contract of incident notices against a local receiver: slow, dying and absent
+receivers, resolve and retraction notices, the first-enable window and the four payload formats."""
+
+import json
+import threading
+import time
+from datetime import date, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import duckdb
+import pytest
+
+from pipelines.lib import webhook
+from tests.conftest import run_pipeline
+from tests.defs.test_pipeline import hit_rate_logs
+from tests.lib.test_webhook import copy_of
+
+
+class Receiver:
+    """A receiver that dedupes on the Idempotency-Key header, like a well-behaved one; ``mode``: ok,
+    slow (answers after the client gave up), die (reads the post, closes without answering)."""
+
+    def __init__(self, mode="ok"):
+        self.mode, self.received, self.accepted = mode, [], {}
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                key = self.headers["Idempotency-Key"]
+                receiver.received.append(key)
+                receiver.accepted.setdefault(key, body)
+                if receiver.mode == "die":
+                    receiver.mode = "ok"
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                if receiver.mode == "slow":
+                    receiver.mode = "ok"
+                    time.sleep(1.5)
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("contract")
+    hit_rate_logs(tmp / "logs", broken_from=date(2026, 11, 8))
+    return run_pipeline(tmp, tmp / "logs")
+
+
+FAST = webhook.DeliveryOptions(timeout_seconds=0.5, max_attempts=3)
+
+
+def notices(conn):
+    return conn.execute("select notice, status, attempt from marts.alert_deliveries order by attempted_at, attempt").fetchall()
+
+
+@pytest.mark.parametrize("mode", ["slow", "die"])
+def test_a_slow_or_dying_receiver_gets_each_notice_once_by_its_idempotency_key(warehouse, tmp_path, mode):
+    db = copy_of(warehouse, tmp_path)
+    receiver = Receiver(mode)
+    try:
+        with duckdb.connect(str(db)) as conn:
+            first = webhook.deliver_pending(conn, receiver.url, options=FAST)
+            second = webhook.deliver_pending(conn, receiver.url, options=FAST)
+            third = webhook.deliver_pending(conn, receiver.url, options=FAST)
+            recorded = notices(conn)
+    finally:
+        receiver.close()
+    assert (first.failed, second.delivered, third.delivered) == (1, 1, 0)
+    assert len(receiver.received) == 2 and len(set(receiver.received)) == 1  # the repeat carries the same key
+    assert len(receiver.accepted) == 1 and recorded == [("opened", "failed", 1), ("opened", "delivered", 2)]
+
+
+def test_a_receiver_down_for_two_nights_is_dead_lettered_visibly_then_resolves_go_out(warehouse, tmp_path):
+    db = copy_of(warehouse, tmp_path)
+    down = "http://127.0.0.1:9/hook"  # discard port: connection refused
+    with duckdb.connect(str(db)) as conn:
+        nights = [webhook.deliver_pending(conn, down, options=FAST) for _ in range(2)]
+        assert [(n.failed, n.dead_letter) for n in nights] == [(1, 0), (1, 0)]
+        third = webhook.deliver_pending(conn, down, options=FAST)
+        assert (third.failed, third.dead_letter) == (0, 1)
+        assert notices(conn)[-1] == ("opened", "dead_letter", 3)
+        assert webhook.deliver_pending(conn, down, options=FAST).failed == 0  # given up: no endless retries
+        # a fresh incident's notices still go out once the receiver is back; a resolve follows its opening
+        conn.execute("delete from marts.alert_deliveries")
+        receiver = Receiver()
+        try:
+            webhook.deliver_pending(conn, receiver.url, options=FAST)
+            conn.execute("update marts.cache_incidents set status = 'resolved', resolved_day = date '2026-11-10'")
+            webhook.deliver_pending(conn, receiver.url, options=FAST)
+            webhook.deliver_pending(conn, receiver.url, options=FAST)
+        finally:
+            receiver.close()
+    assert [k.split(":")[1] for k in receiver.received] == ["opened", "resolved"]
+    resolved = receiver.accepted[receiver.received[1]]
+    assert resolved["status"] == "resolved" and resolved["endsAt"] == "2026-11-10T00:00:00Z"
+
+
+def test_a_rebuild_that_drops_a_delivered_incident_sends_a_retraction(warehouse, tmp_path):
+    from pipelines.lib import incidents
+
+    db = copy_of(warehouse, tmp_path)
+    receiver = Receiver()
+    try:
+        with duckdb.connect(str(db)) as conn:
+            webhook.deliver_pending(conn, receiver.url, options=FAST)
+            conn.execute("delete from marts.series_days where day >= '2026-11-08'")  # as if late data removed the drop
+            counts = incidents.rebuild(conn, incidents.Thresholds(), 1.0, 7)
+            webhook.deliver_pending(conn, receiver.url, options=FAST)
+            webhook.deliver_pending(conn, receiver.url, options=FAST)
+    finally:
+        receiver.close()
+    assert counts["retracted"] == 1
+    assert [k.split(":")[1] for k in receiver.received] == ["opened", "retracted"]
+    assert receiver.accepted[receiver.received[1]]["retracted"] is True
+
+
+def test_first_enable_posts_only_open_or_recent_incidents(warehouse, tmp_path):
+    db = copy_of(warehouse, tmp_path)
+    receiver = Receiver()
+    try:
+        with duckdb.connect(str(db)) as conn:
+            # an old, resolved incident of last month: history, not news
+            conn.execute("insert into marts.cache_incidents (incident_key, rule, severity, opened_day, last_day, resolved_day, status) "
+                         "values ('old', 'hit_rate_drop', 'warning', date '2026-10-01', date '2026-10-02', date '2026-10-04', 'resolved')")
+            report = webhook.deliver_pending(conn, receiver.url, options=FAST)
+    finally:
+        receiver.close()
+    assert report.delivered == 1 and not any(k.startswith("old:") for k in receiver.received)
+
+
+NOTICE = {"incident_key": "abc123abc123abc123", "notice": "opened", "rule": "hit_rate_drop", "severity": "critical",
+          "provider": "openai", "model": "gpt-4.1", "tenant": "acme", "app": "bot", "prefix_family": None,
+          "opened_day": date(2026, 11, 8), "last_day": date(2026, 11, 9), "resolved_day": None,
+          "lost_savings_usd": None, "message": "acme/bot: token hit rate dropped"}
+
+
+def test_pagerduty_and_alertmanager_payloads_tie_trigger_and_resolve():
+    pd_open = webhook.payload(NOTICE, webhook.DeliveryOptions(format="pagerduty", routing_key="R"))
+    resolved = {**NOTICE, "notice": "resolved", "resolved_day": date(2026, 11, 11)}
+    pd_resolve = webhook.payload(resolved, webhook.DeliveryOptions(format="pagerduty", routing_key="R"))
+    assert (pd_open["event_action"], pd_resolve["event_action"]) == ("trigger", "resolve")
+    assert pd_open["dedup_key"] == pd_resolve["dedup_key"] == "abc123abc123abc123" and pd_open["routing_key"] == "R"
+    assert pd_open["payload"]["severity"] == "critical" and pd_open["payload"]["source"] == "cachemeter"
+    am = webhook.payload(resolved, webhook.DeliveryOptions(format="alertmanager"))
+    assert am["version"] == "4" and am["status"] == "resolved" and am["alerts"][0]["endsAt"] == "2026-11-11T00:00:00Z"
+    assert am["alerts"][0]["labels"]["alertname"] == "cachemeter_hit_rate_drop"
+    assert webhook.payload(NOTICE, webhook.DeliveryOptions(format="slack")) == {
+        "text": "[critical] hit_rate_drop opened: acme/bot: token hit rate dropped"}
+    with pytest.raises(ValueError, match="unknown delivery format"):
+        webhook.payload(NOTICE, webhook.DeliveryOptions(format="teams"))
