@@ -30,7 +30,7 @@ test: $(STAMP)
 ## Dagster UI and daemon (schedule and sensors on) on the demo, with the repository's dagster.yaml: http://127.0.0.1:3000
 dagster-dev: $(STAMP)
 	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
-	$(DEMO_ENV) $(BIN)/dagster dev -w workspace.yaml
+	$(DEMO_ENV) exec $(BIN)/dagster dev -w workspace.yaml
 
 clean:
 	rm -rf warehouse .dagster_home .pytest_cache

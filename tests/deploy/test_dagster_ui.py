@@ -2,8 +2,8 @@
 partition view of a daily asset, after a ``cachemeter run`` on the bundled demo.
 
 ``dagster-webserver`` serves the local workspace (``workspace.yaml``) on a free port with a temporary
-``DAGSTER_HOME``; the screenshots become ``docs/dagster_asset_graph.png`` and ``docs/dagster_partitions.png``
-(shown in docs/deploy.md).
+``DAGSTER_HOME``; the screenshots are kept in ``tests/artifacts/``, and ``docs/dagster_asset_graph.png`` and
+``docs/dagster_partitions.png`` (shown in the README and docs/deploy.md) are copies of them.
 """
 
 from __future__ import annotations
@@ -131,5 +131,8 @@ def test_asset_graph_and_partitions_screenshots(tmp_path):
 
     assert_real_picture(graph, 1400, 1200)
     assert_real_picture(partitions, 1400, 1000)
-    shutil.copy(graph, REPO / "docs" / "dagster_asset_graph.png")
-    shutil.copy(partitions, REPO / "docs" / "dagster_partitions.png")
+    # kept in tests/artifacts (ignored); docs/dagster_*.png are copies of them (cp after a run to refresh)
+    artefacts = REPO / "tests" / "artifacts"
+    artefacts.mkdir(exist_ok=True)
+    shutil.copy(graph, artefacts / "dagster_asset_graph.png")
+    shutil.copy(partitions, artefacts / "dagster_partitions.png")
