@@ -168,6 +168,8 @@ def _is_boundary(char: str) -> bool:
 _TIMESTAMP = re.compile(r"^[0-9][0-9:\-T .,/Z+]*$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F_\-]+$")
+# a date or a clock time inside other text ("Current time: 2026-11-20T10:02:02Z", "as of 10:02 today")
+_TIME_INSIDE = re.compile(r"\d{4}-\d{2}-\d{2}|\b\d{1,2}:\d{2}(:\d{2})?\b")
 
 
 def describe_span(span: str) -> str:
@@ -191,6 +193,8 @@ def describe_span(span: str) -> str:
         guess = "a counter or number"
     elif looks_like_time:
         guess = "a timestamp"
+    elif _TIME_INSIDE.search(span):
+        guess = "a timestamp inside text"
     elif _UUID.match(span) or (_HEX.match(span) and len(span) >= 12 and any(c.isdigit() for c in span)):
         guess = "a request id or hash"
     elif all(c.isalpha() or c.isspace() for c in span):

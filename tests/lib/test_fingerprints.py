@@ -73,10 +73,10 @@ def test_common_prefix_and_realignment_match_their_definitions(head, tail_a, tai
     assert _realign(previous, current) == naive_realign
 
 
-def test_an_inserted_timestamp_is_located_and_measured_exactly_inside_a_repetitive_prompt():
+def test_an_inserted_timestamp_is_located_measured_and_named_exactly_inside_a_repetitive_prompt():
     from pipelines.lib.fingerprints import divergence
 
     prompt = "You are a helpful support assistant for Acme. " * 40
     offset, description = divergence(prompt, "Current time: 2026-11-20T10:02:02Z. " + prompt)
     assert offset == 0
-    assert description == "digits, letters, spaces and separators, 34 chars: looks like a changing value"
+    assert description == "digits, letters, spaces and separators, 34 chars: looks like a timestamp inside text"
