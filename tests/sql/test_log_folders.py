@@ -246,6 +246,27 @@ def test_09_a_file_name_that_is_not_utf8_is_staged_under_a_safe_name(tmp_path, c
     assert stage(conn, logs)[0].skipped  # found again under the same name
 
 
+# ---- 6. a .json file holding several values ----------------------------------------------------
+
+def records(*prompts: int) -> list[dict]:
+    return [json.loads(line(prompt)) for prompt in prompts]
+
+
+@pytest.mark.parametrize("text, accepted, quarantined", [
+    (json.dumps(records(1, 2)) + "\n" + json.dumps(records(3, 4)) + "\n", 4, 0),  # two exports concatenated
+    (json.dumps(records(1, 2), indent=2) + "\n" + json.dumps(records(3, 4), indent=2), 4, 0),
+    ("\n".join(json.dumps(r, indent=2) for r in records(1, 2, 3, 4)), 4, 0),  # pretty-printed objects, one after another
+    (json.dumps(records(1, 2, 3, 4), indent=2) + "\n\x00\x00", 4, 1),  # garbage after a sound array
+], ids=["compact-arrays", "pretty-arrays", "pretty-objects", "array-then-garbage"])
+def test_06_a_json_file_of_several_values_keeps_every_record(tmp_path, conn, text, accepted, quarantined):
+    logs = tmp_path / "logs"
+    write(logs / "export.json", text)
+    (result,) = stage(conn, logs)
+    assert (result.rows_in, result.rows_accepted, result.rows_quarantined) == (accepted + quarantined, accepted, quarantined)
+    assert tokens_by_file(conn) == [("export.json", 4, 10)]
+    assert accounting_holds(conn)
+
+
 # ---- 7. duplicate ids do not depend on staging order ------------------------------------------
 
 def test_07_the_kept_copy_of_a_duplicate_id_does_not_depend_on_arrival_order(tmp_path, conn):
