@@ -2,9 +2,10 @@
 
 A manifest entry (``stage.files``) records the file it staged: name, device and inode, size, and a
 sha256 of its first ``logfiles.HEAD_BYTES`` bytes (decompressed for gzip). A file in the folder
-*continues* an entry when it is no smaller (sizes compared when both or neither are gzip) and its
-start still hashes to the entry's head: the same file, grown by appends, perhaps renamed or rotated
-away. ``plan`` matches the folder to the manifest:
+*continues* an entry when it is no smaller (sizes compared when both or neither are gzip), its
+start still hashes to the entry's head and (plain files) the bytes that ended the staged content are
+still there (``tail_sha``, the last ``HEAD_BYTES`` before the entry's size): the same file, grown by
+appends, perhaps renamed or rotated away. ``plan`` matches the folder to the manifest:
 
 * a file at an entry's name that continues it is that file: skipped when its device, inode, size,
   mtime and defaults are unchanged, else staged again (its rows replaced);
@@ -26,7 +27,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field, replace
 
-from pipelines.lib.logfiles import HEAD_BYTES, LogFile, read_head
+from pipelines.lib.logfiles import HEAD_BYTES, LogFile, read_head, read_tail
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Entry:
     rows_in: int
     rows_accepted: int
     rows_quarantined: int
+    tail_sha: str | None = None  # sha256 of the staged bytes' last HEAD_BYTES (plain files; None for gzip)
 
     @property
     def is_gzip(self) -> bool:
@@ -52,7 +54,7 @@ class Entry:
 
 
 MANIFEST_COLUMNS = ("source_file, size_bytes, mtime_ns, defaults_sha, device, inode, head_bytes, head_sha, read_error, "
-                    "rows_in, rows_accepted, rows_quarantined")
+                    "rows_in, rows_accepted, rows_quarantined, tail_sha")
 
 
 @dataclass
@@ -164,7 +166,18 @@ def _continues(log: LogFile, head: bytes, entry: Entry) -> bool:
         return log.size_bytes >= entry.size_bytes
     if log.is_gzip == entry.is_gzip and log.size_bytes < entry.size_bytes:
         return False
-    return len(head) >= entry.head_bytes and head_sha(head[:entry.head_bytes]) == entry.head_sha
+    return len(head) >= entry.head_bytes and head_sha(head[:entry.head_bytes]) == entry.head_sha and _same_tail(log, entry)
+
+
+def _same_tail(log: LogFile, entry: Entry) -> bool:
+    """``log`` holds the bytes that ended ``entry``'s staged content at the same place (checked for plain
+    files; a gzip file, or an entry staged before tails were recorded, passes on its head alone)."""
+    if entry.tail_sha is None or log.is_gzip or entry.is_gzip:
+        return True
+    try:
+        return head_sha(read_tail(log.path, entry.size_bytes)) == entry.tail_sha
+    except OSError:
+        return False
 
 
 class _Holders:
@@ -197,7 +210,8 @@ class _Holders:
             if log.relative != entry.name and (found := self.head(log)) is not None and _continues(log, found, entry):
                 return log.relative
         for log in self.by_head.get((entry.head_bytes, entry.head_sha), []):
-            if log.relative != entry.name and (log.is_gzip != entry.is_gzip or log.size_bytes >= entry.size_bytes):
+            if log.relative != entry.name and (log.is_gzip != entry.is_gzip or log.size_bytes >= entry.size_bytes) \
+                    and _same_tail(log, entry):
                 return log.relative
         return None
 

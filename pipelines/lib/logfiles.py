@@ -310,6 +310,14 @@ def read_head(path: Path, length: int = HEAD_BYTES) -> bytes:
         return handle.read(length)
 
 
+def read_tail(path: Path, size: int, length: int = HEAD_BYTES) -> bytes:
+    """The ``length`` bytes that end at offset ``size`` of a plain file (fewer when ``size < length``; what
+    is there when the file is shorter). Raises ``OSError`` when the file cannot be opened or read."""
+    with open(path, "rb") as handle:
+        handle.seek(max(0, size - length))
+        return handle.read(min(size, length))
+
+
 def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = CHUNK_BYTES) -> Iterator[pa.Table]:
     """Yield ``(source_line, line)`` chunks of ``log``; lines that cannot be decoded go to ``unreadable``.
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from pipelines.lib import ingest, warehouse
 from pipelines.lib.logfiles import LogFile
@@ -139,6 +139,29 @@ def test_03_a_renamed_file_is_recognised_not_counted_twice(tmp_path, conn):
 
 
 # ---- 4. symlinks --------------------------------------------------------------------------------
+
+def test_03_a_file_sharing_only_its_first_4kb_with_a_staged_one_does_not_take_its_rows(tmp_path, conn):
+    # 20 records (about 5 KB) in common, then different tails: the second file is not the first one grown
+    logs = tmp_path / "logs"
+    common = [line(1000 + i) for i in range(20)]
+    write(logs / "a.jsonl", *common, *[line(5000 + i) for i in range(3)])
+    stage(conn, logs)
+    (logs / "a.jsonl").unlink()
+    write(logs / "b.jsonl", *common, *[line(8000 + i) for i in range(5)])
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("a.jsonl", 23, 35193), ("b.jsonl", 25, 60200)]  # a deleted file keeps its rows
+    # its tail rewritten in place, no shorter: a new generation, the old one kept as history
+    with (logs / "b.jsonl").open("r+") as handle:
+        handle.seek(sum(map(len, common)))
+        handle.write("".join(line(9000 + i) for i in range(6)))
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("a.jsonl", 23, 35193), ("b.jsonl", 26, 74205), ("b.jsonl#1", 25, 60200)]
+    with (logs / "b.jsonl").open("a") as handle:  # appended: the same file grown, staged again
+        handle.write(line(7))
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("a.jsonl", 23, 35193), ("b.jsonl", 27, 74212), ("b.jsonl#1", 25, 60200)]
+    assert accounting_holds(conn)
+
 
 def test_04_a_symlink_to_a_file_in_the_folder_is_staged_once(tmp_path, conn):
     logs = tmp_path / "logs"
@@ -379,6 +402,17 @@ class Folder:
         elif op == "delete":
             links = [p for p in self.root.iterdir() if p.is_symlink()]
             (links[pick % len(links)] if links and pick % 2 else target).unlink()
+        elif op == "append_many":  # past HEAD_BYTES: continuity then rests on the tail too
+            with target.open("a") as handle:
+                handle.write(self.records(6 * size, ids))
+        elif op == "edit_tail":  # the last record rewritten, no shorter; in place, or under a new name
+            data = target.read_bytes()
+            kept = data[:data.rstrip(b"\n").rfind(b"\n") + 1]
+            edited = kept + self.records(2, ids).encode()
+            if pick % 2:
+                target.unlink()
+                target = self.root / ("e" + target.name)
+            target.write_bytes(edited)
         elif op == "symlink":
             link = self.root / f"current-{pick % 2}.jsonl"
             if link.is_symlink() or link.exists():
@@ -424,13 +458,16 @@ def _records(data: bytes) -> int:
 
 
 OPERATIONS = st.lists(st.tuples(
-    st.sampled_from(["append", "append", "rotate_rename", "rotate_copytruncate", "replace", "delete", "symlink"]),
+    st.sampled_from(["append", "append", "append_many", "rotate_rename", "rotate_copytruncate", "replace", "edit_tail",
+                     "delete", "symlink"]),
     st.integers(0, 7), st.integers(1, 4), st.booleans()), min_size=2, max_size=5)
 
 
 @settings(max_examples=50, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(operations=OPERATIONS)
+@example(operations=[("append", 0, 4, False), ("append_many", 0, 4, False), ("edit_tail", 0, 1, False)])  # in place
+@example(operations=[("append", 0, 4, True), ("append_many", 0, 4, True), ("edit_tail", 1, 1, True)])  # renamed
 def test_folder_operations_leave_the_warehouse_equal_to_a_fresh_build_plus_history(tmp_path_factory, operations):
     tmp = tmp_path_factory.mktemp("ops")
     folder = Folder(tmp / "logs")
