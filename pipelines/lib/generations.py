@@ -2,10 +2,11 @@
 
 A manifest entry (``stage.files``) records the file it staged: name, device and inode, size, and a
 sha256 of its first ``logfiles.HEAD_BYTES`` bytes (decompressed for gzip). A file in the folder
-*continues* an entry when it is no smaller (sizes compared when both or neither are gzip), its
-start still hashes to the entry's head and (plain files) the bytes that ended the staged content are
-still there (``tail_sha``, the last ``HEAD_BYTES`` before the entry's size): the same file, grown by
-appends, perhaps renamed or rotated away. ``plan`` matches the folder to the manifest:
+*continues* an entry when it is no smaller (sizes compared when both or neither are gzip) and its
+start still hashes to the entry's head: the same file, grown by appends, perhaps renamed or rotated
+away. A file under another name must also still hold the bytes that ended the staged content
+(``tail_sha``, the last ``HEAD_BYTES`` before the entry's size; plain files) before it takes the
+entry's rows over: a file that shares only its first 4 KB with a deleted one is another file. ``plan`` matches the folder to the manifest:
 
 * a file at an entry's name that continues it is that file: skipped when its device, inode, size,
   mtime and defaults are unchanged, else staged again (its rows replaced);
@@ -160,13 +161,15 @@ def unchanged(log: LogFile, entry: Entry) -> bool:
     return same_file and (entry.size_bytes, entry.mtime_ns, entry.defaults_sha) == (log.size_bytes, log.mtime_ns, log.defaults_sha)
 
 
-def _continues(log: LogFile, head: bytes, entry: Entry) -> bool:
-    """``log`` (whose first bytes are ``head``) is the file ``entry`` staged, perhaps grown."""
+def _continues(log: LogFile, head: bytes, entry: Entry, check_tail: bool = False) -> bool:
+    """``log`` (whose first bytes are ``head``) is the file ``entry`` staged, perhaps grown; with
+    ``check_tail`` (a file under another name) it must also still hold the staged content's last bytes."""
     if entry.head_sha is None:  # staged before identities were recorded: the old rule (no smaller)
         return log.size_bytes >= entry.size_bytes
     if log.is_gzip == entry.is_gzip and log.size_bytes < entry.size_bytes:
         return False
-    return len(head) >= entry.head_bytes and head_sha(head[:entry.head_bytes]) == entry.head_sha and _same_tail(log, entry)
+    return len(head) >= entry.head_bytes and head_sha(head[:entry.head_bytes]) == entry.head_sha \
+        and (not check_tail or _same_tail(log, entry))
 
 
 def _same_tail(log: LogFile, entry: Entry) -> bool:
@@ -207,7 +210,8 @@ class _Holders:
         if entry.head_sha is None:
             return None
         for log in self.by_inode.get((entry.device, entry.inode), []) + self.changed:
-            if log.relative != entry.name and (found := self.head(log)) is not None and _continues(log, found, entry):
+            if log.relative != entry.name and (found := self.head(log)) is not None \
+                    and _continues(log, found, entry, check_tail=True):
                 return log.relative
         for log in self.by_head.get((entry.head_bytes, entry.head_sha), []):
             if log.relative != entry.name and (log.is_gzip != entry.is_gzip or log.size_bytes >= entry.size_bytes) \

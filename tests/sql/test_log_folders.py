@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from pipelines.lib import ingest, warehouse
-from pipelines.lib.logfiles import LogFile
+from pipelines.lib.logfiles import HEAD_BYTES, LogFile
 from pipelines.lib.sql import statement
 
 TS = "2026-11-20T10:00:00Z"
@@ -150,16 +150,17 @@ def test_03_a_file_sharing_only_its_first_4kb_with_a_staged_one_does_not_take_it
     write(logs / "b.jsonl", *common, *[line(8000 + i) for i in range(5)])
     stage(conn, logs)
     assert tokens_by_file(conn) == [("a.jsonl", 23, 35193), ("b.jsonl", 25, 60200)]  # a deleted file keeps its rows
-    # its tail rewritten in place, no shorter: a new generation, the old one kept as history
-    with (logs / "b.jsonl").open("r+") as handle:
+    (logs / "b.jsonl").rename(logs / "c.jsonl")  # renamed and its tail rewritten: another file, b keeps its rows
+    with (logs / "c.jsonl").open("r+") as handle:
         handle.seek(sum(map(len, common)))
         handle.write("".join(line(9000 + i) for i in range(6)))
     stage(conn, logs)
-    assert tokens_by_file(conn) == [("a.jsonl", 23, 35193), ("b.jsonl", 26, 74205), ("b.jsonl#1", 25, 60200)]
-    with (logs / "b.jsonl").open("a") as handle:  # appended: the same file grown, staged again
+    assert tokens_by_file(conn) == [("a.jsonl", 23, 35193), ("b.jsonl", 25, 60200), ("c.jsonl", 26, 74205)]
+    (logs / "c.jsonl").rename(logs / "d.jsonl")  # renamed and appended to: the same file grown, counted once
+    with (logs / "d.jsonl").open("a") as handle:
         handle.write(line(7))
     stage(conn, logs)
-    assert tokens_by_file(conn) == [("a.jsonl", 23, 35193), ("b.jsonl", 27, 74212), ("b.jsonl#1", 25, 60200)]
+    assert tokens_by_file(conn) == [("a.jsonl", 23, 35193), ("b.jsonl", 25, 60200), ("d.jsonl", 27, 74212)]
     assert accounting_holds(conn)
 
 
@@ -426,8 +427,8 @@ class Folder:
         for name, old in self.generations.items():
             if not _records(old):
                 continue
-            if name in present and present[name].startswith(old):
-                continue  # the same file, grown: staged again
+            if name in present and _same_file_grown(present[name], old):
+                continue  # the same file, grown (or edited past its first 4 KB): staged again
             if any(data.startswith(old) for other, data in present.items() if other != name):
                 continue  # renamed or copied: the file holding it now has its rows
             if name in present:  # shrank or was replaced: the old generation becomes history
@@ -451,6 +452,11 @@ class Folder:
 def _is_log(name: str) -> bool:
     from pipelines.lib.logfiles import is_log_name
     return is_log_name(name)
+
+
+def _same_file_grown(new: bytes, old: bytes) -> bool:
+    """At its own name a file continues its staged content when no shorter and its first 4 KB are the same."""
+    return len(new) >= len(old) and new.startswith(old[:HEAD_BYTES])
 
 
 def _records(data: bytes) -> int:
