@@ -4,7 +4,9 @@ A manifest entry (``stage.files``) records the file it staged: name, device and 
 sha256 of its first ``logfiles.HEAD_BYTES`` bytes (decompressed for gzip). A file in the folder
 *continues* an entry when it is no smaller (sizes compared when both or neither are gzip) and its
 start still hashes to the entry's head: the same file, grown by appends, perhaps renamed or rotated
-away. ``plan`` matches the folder to the manifest:
+away. A file under another name must also still hold the bytes that ended the staged content
+(``tail_sha``, the last ``HEAD_BYTES`` before the entry's size; plain files) before it takes the
+entry's rows over: a file that shares only its first 4 KB with a deleted one is another file. ``plan`` matches the folder to the manifest:
 
 * a file at an entry's name that continues it is that file: skipped when its device, inode, size,
   mtime and defaults are unchanged, else staged again (its rows replaced);
@@ -26,7 +28,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field, replace
 
-from pipelines.lib.logfiles import HEAD_BYTES, LogFile, read_head
+from pipelines.lib.logfiles import HEAD_BYTES, LogFile, read_head, read_tail
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class Entry:
     rows_in: int
     rows_accepted: int
     rows_quarantined: int
+    tail_sha: str | None = None  # sha256 of the staged bytes' last HEAD_BYTES (plain files; None for gzip)
 
     @property
     def is_gzip(self) -> bool:
@@ -52,7 +55,7 @@ class Entry:
 
 
 MANIFEST_COLUMNS = ("source_file, size_bytes, mtime_ns, defaults_sha, device, inode, head_bytes, head_sha, read_error, "
-                    "rows_in, rows_accepted, rows_quarantined")
+                    "rows_in, rows_accepted, rows_quarantined, tail_sha")
 
 
 @dataclass
@@ -158,13 +161,26 @@ def unchanged(log: LogFile, entry: Entry) -> bool:
     return same_file and (entry.size_bytes, entry.mtime_ns, entry.defaults_sha) == (log.size_bytes, log.mtime_ns, log.defaults_sha)
 
 
-def _continues(log: LogFile, head: bytes, entry: Entry) -> bool:
-    """``log`` (whose first bytes are ``head``) is the file ``entry`` staged, perhaps grown."""
+def _continues(log: LogFile, head: bytes, entry: Entry, check_tail: bool = False) -> bool:
+    """``log`` (whose first bytes are ``head``) is the file ``entry`` staged, perhaps grown; with
+    ``check_tail`` (a file under another name) it must also still hold the staged content's last bytes."""
     if entry.head_sha is None:  # staged before identities were recorded: the old rule (no smaller)
         return log.size_bytes >= entry.size_bytes
     if log.is_gzip == entry.is_gzip and log.size_bytes < entry.size_bytes:
         return False
-    return len(head) >= entry.head_bytes and head_sha(head[:entry.head_bytes]) == entry.head_sha
+    return len(head) >= entry.head_bytes and head_sha(head[:entry.head_bytes]) == entry.head_sha \
+        and (not check_tail or _same_tail(log, entry))
+
+
+def _same_tail(log: LogFile, entry: Entry) -> bool:
+    """``log`` holds the bytes that ended ``entry``'s staged content at the same place (checked for plain
+    files; a gzip file, or an entry staged before tails were recorded, passes on its head alone)."""
+    if entry.tail_sha is None or log.is_gzip or entry.is_gzip:
+        return True
+    try:
+        return head_sha(read_tail(log.path, entry.size_bytes)) == entry.tail_sha
+    except OSError:
+        return False
 
 
 class _Holders:
@@ -194,10 +210,12 @@ class _Holders:
         if entry.head_sha is None:
             return None
         for log in self.by_inode.get((entry.device, entry.inode), []) + self.changed:
-            if log.relative != entry.name and (found := self.head(log)) is not None and _continues(log, found, entry):
+            if log.relative != entry.name and (found := self.head(log)) is not None \
+                    and _continues(log, found, entry, check_tail=True):
                 return log.relative
         for log in self.by_head.get((entry.head_bytes, entry.head_sha), []):
-            if log.relative != entry.name and (log.is_gzip != entry.is_gzip or log.size_bytes >= entry.size_bytes):
+            if log.relative != entry.name and (log.is_gzip != entry.is_gzip or log.size_bytes >= entry.size_bytes) \
+                    and _same_tail(log, entry):
                 return log.relative
         return None
 

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from pipelines.lib import cache_models, containers, faults, fingerprints, generations, prices
 from pipelines.lib.logfiles import (CHUNK_BYTES, HEAD_BYTES, LogFile, Unreadable, discover, duckdb_literal_path, malformed_json_excerpt,
-                                   read_head, read_records)
+                                   read_head, read_records, read_tail)
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
 
@@ -271,6 +271,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
         "inode": pa.array([None if s.error else s.log.inode for s in segments], pa.int64()),
         "head_bytes": pa.array([None if head is None else len(head) for head in heads], pa.int64()),
         "head_sha": pa.array([None if head is None else generations.head_sha(head) for head in heads], pa.string()),
+        "tail_sha": pa.array([None if head is None else _tail_sha(s.log) for s, head in zip(segments, heads)], pa.string()),
         "read_error": pa.array([s.error for s in segments], pa.string()),
     })
     conn.register("batch_files", batch_files)
@@ -322,6 +323,16 @@ def _head(log: LogFile, heads: dict[str, bytes | None]) -> bytes | None:
         except OSError:
             return None
     return heads[log.relative][:HEAD_BYTES]
+
+
+def _tail_sha(log: LogFile) -> str | None:
+    """sha256 of the last ``HEAD_BYTES`` of the file's size when found (plain files; None for gzip or unreadable)."""
+    if log.is_gzip:
+        return None
+    try:
+        return generations.head_sha(read_tail(log.path, log.size_bytes))
+    except OSError:
+        return None
 
 
 def _excerpt_of_error(reason: str) -> str:

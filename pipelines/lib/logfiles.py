@@ -310,6 +310,14 @@ def read_head(path: Path, length: int = HEAD_BYTES) -> bytes:
         return handle.read(length)
 
 
+def read_tail(path: Path, size: int, length: int = HEAD_BYTES) -> bytes:
+    """The ``length`` bytes that end at offset ``size`` of a plain file (fewer when ``size < length``; what
+    is there when the file is shorter). Raises ``OSError`` when the file cannot be opened or read."""
+    with open(path, "rb") as handle:
+        handle.seek(max(0, size - length))
+        return handle.read(min(size, length))
+
+
 def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = CHUNK_BYTES) -> Iterator[pa.Table]:
     """Yield ``(source_line, line)`` chunks of ``log``; lines that cannot be decoded go to ``unreadable``.
 
@@ -449,6 +457,13 @@ def _to_table(numbers: list[int], texts: list[str]) -> pa.Table:
 
 
 def _read_json_array(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table]:
+    """Records of a ``.json`` file: an array (its items), one object, JSON lines, or several such values.
+
+    JSON lines under a ``.json`` name (the OTel collector file exporter's default) keep their line
+    numbers, a bad line quarantined alone; anything else that does not parse whole (an array cut short,
+    arrays or pretty-printed objects written one after another, an array followed by garbage) is read
+    value by value (``_salvage_json_values``), so no complete record is lost.
+    """
     raw = log.path.read_bytes()
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
@@ -457,13 +472,13 @@ def _read_json_array(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data":  # JSON lines under a .json name (the OTel collector file exporter's default)
+        if exc.msg == "Extra data" and _looks_like_json_lines(raw):
             lines = raw.decode("utf-8", "replace").split("\n")
             kept = [(n, line.rstrip("\r")) for n, line in enumerate(lines, start=1) if line.strip()]
             yield _to_table([n for n, _ in kept], [line for _, line in kept])
             return
-        if raw.lstrip().startswith(b"["):  # a damaged array keeps the records before the damage
-            yield from _salvage_json_array(raw, unreadable)
+        if raw.lstrip().startswith((b"[", b"{")):  # damaged or several values: keep every complete record
+            yield from _salvage_json_values(raw, unreadable)
             return
         unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
         return
@@ -477,15 +492,28 @@ def _read_json_array(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.
     yield _to_table(list(range(1, len(records) + 1)), [json.dumps(r) for r in records])
 
 
-def _salvage_json_array(raw: bytes, unreadable: list[Unreadable]) -> Iterator[pa.Table]:
-    """Every complete record of a JSON array that does not parse whole, then one entry for the damage.
+def _looks_like_json_lines(raw: bytes) -> bool:
+    """One of the first two non-blank lines is a whole JSON object by itself (pretty-printed JSON's are not)."""
+    lines = [line for line in raw.split(b"\n", 64)[:64] if line.strip()][:2]
+    for line in lines:
+        try:
+            if isinstance(json.loads(line), dict):
+                return True
+        except (ValueError, RecursionError):
+            continue
+    return False
 
-    Records are numbered 1..n in array order, as in a sound array; the damage (a cut, a trailing
-    comma, a malformed record and everything after it) is one ``Unreadable`` numbered n + 1.
-    Hand-written over ``json.JSONDecoder.raw_decode`` (the standard library's C scanner, one item at
-    a time) because ``json.loads`` and DuckDB's ``read_json`` give up on the whole array at the first
-    fault; the separators between items are the only thing parsed here. A file that is not UTF-8
-    stays one unreadable record, as before.
+
+def _salvage_json_values(raw: bytes, unreadable: list[Unreadable]) -> Iterator[pa.Table]:
+    """Every complete record of JSON text that does not parse whole, then one entry for the damage.
+
+    The text is read as a sequence of top-level values: an array contributes its items, any other
+    value is one record; records are numbered 1..n in text order (as in a sound array). The damage (a
+    cut, a trailing comma, a malformed record and everything after it) is one ``Unreadable``
+    numbered n + 1. Hand-written over ``json.JSONDecoder.raw_decode`` (the standard library's C
+    scanner, one item at a time) because ``json.loads`` and DuckDB's ``read_json`` give up on the
+    whole text at the first fault; the separators between items are the only thing parsed here. A
+    file that is not UTF-8 stays one unreadable record, as before.
     """
     try:
         text = raw.decode("utf-8")
@@ -493,45 +521,63 @@ def _salvage_json_array(raw: bytes, unreadable: list[Unreadable]) -> Iterator[pa
         unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
         return
     decoder = json.JSONDecoder()
-    numbers: list[int] = []
     texts: list[str] = []
-    pos = _skip_space(text, text.index("[") + 1)
+    pos = _skip_space(text, 0)
     damage = None
-    while damage is None:
-        record = len(numbers) + 1
+    while damage is None and pos < len(text):
+        if text[pos] == "[":
+            pos, damage = _array_items(text, pos, decoder, texts)
+            continue
+        record = len(texts) + 1
+        try:
+            item, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            damage = (f"the text is cut short in record {record}" if exc.pos >= len(text) or exc.msg.startswith("Unterminated string")
+                      else f"record {record} is malformed: {exc.msg} (char {exc.pos})")
+        except RecursionError:
+            damage = f"record {record} is nested too deep"
+        else:
+            texts.append(json.dumps(item))
+            pos = _skip_space(text, end)
+    if damage is not None:
+        tail = text[pos:].encode("utf-8")
+        kind = "array" if text.lstrip().startswith("[") else "file"
+        unreadable.append(Unreadable(len(texts) + 1, f"malformed JSON {kind}: {damage}; "
+                                     f"{len(texts)} complete record(s) before it kept",
+                                     _excerpt_of_bytes(tail, damage)))
+    for first in range(0, len(texts), 100_000):
+        yield _to_table(list(range(first + 1, min(first + 100_000, len(texts)) + 1)), texts[first:first + 100_000])
+
+
+def _array_items(text: str, pos: int, decoder: json.JSONDecoder, texts: list[str]) -> tuple[int, str | None]:
+    """Append the items of the array opening at ``pos`` to ``texts``; returns (position after it, damage or None)."""
+    pos = _skip_space(text, pos + 1)
+    if pos < len(text) and text[pos] == "]":
+        return _skip_space(text, pos + 1), None
+    while True:
+        record = len(texts) + 1
         try:
             item, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             # an unterminated string runs to the end of the text (JSON strings hold no raw newline)
             if exc.pos >= len(text) or exc.msg.startswith("Unterminated string"):
-                damage = f"the array is cut short in record {record}"
-            else:
-                damage = f"record {record} is malformed: {exc.msg} (char {exc.pos})"
-            break
+                return pos, f"the array is cut short in record {record}"
+            return pos, f"record {record} is malformed: {exc.msg} (char {exc.pos})"
         except RecursionError:
-            damage = f"record {record} is nested too deep"
-            break
-        numbers.append(record)
+            return pos, f"record {record} is nested too deep"
         texts.append(json.dumps(item))
         pos = _skip_space(text, end)
         if pos >= len(text):
-            damage = f"the array is cut short after record {record}"
-        elif text[pos] == "]":
-            damage = f"data after the array's end (char {pos + 1})"  # json.loads failed, so something follows
-        elif text[pos] != ",":
-            damage = f"expected ',' or ']' after record {record} (char {pos})"
-        else:
-            pos = _skip_space(text, pos + 1)
-            if pos >= len(text):
-                damage = f"the array is cut short after record {record} and its comma"
-            elif text[pos] == "]":
-                damage = f"trailing comma after record {record}"
-    tail = text[pos:].encode("utf-8")
-    unreadable.append(Unreadable(len(numbers) + 1, f"malformed JSON array: {damage}; "
-                                 f"{len(numbers)} complete record(s) before it kept",
-                                 _excerpt_of_bytes(tail, damage)))
-    for first in range(0, len(numbers), 100_000):
-        yield _to_table(numbers[first:first + 100_000], texts[first:first + 100_000])
+            return pos, f"the array is cut short after record {record}"
+        if text[pos] == "]":
+            return _skip_space(text, pos + 1), None
+        if text[pos] != ",":
+            return pos, f"expected ',' or ']' after record {record} (char {pos})"
+        pos = _skip_space(text, pos + 1)
+        if pos >= len(text):
+            return pos, f"the array is cut short after record {record} and its comma"
+        if text[pos] == "]":
+            return pos, f"trailing comma after record {record}"
 
 
 def _skip_space(text: str, pos: int) -> int:

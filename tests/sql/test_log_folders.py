@@ -16,10 +16,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from pipelines.lib import ingest, warehouse
-from pipelines.lib.logfiles import LogFile
+from pipelines.lib.logfiles import HEAD_BYTES, LogFile
 from pipelines.lib.sql import statement
 
 TS = "2026-11-20T10:00:00Z"
@@ -140,6 +140,30 @@ def test_03_a_renamed_file_is_recognised_not_counted_twice(tmp_path, conn):
 
 # ---- 4. symlinks --------------------------------------------------------------------------------
 
+def test_03_a_file_sharing_only_its_first_4kb_with_a_staged_one_does_not_take_its_rows(tmp_path, conn):
+    # 20 records (about 5 KB) in common, then different tails: the second file is not the first one grown
+    logs = tmp_path / "logs"
+    common = [line(1000 + i) for i in range(20)]
+    write(logs / "a.jsonl", *common, *[line(5000 + i) for i in range(3)])
+    stage(conn, logs)
+    (logs / "a.jsonl").unlink()
+    write(logs / "b.jsonl", *common, *[line(8000 + i) for i in range(5)])
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("a.jsonl", 23, 35193), ("b.jsonl", 25, 60200)]  # a deleted file keeps its rows
+    (logs / "b.jsonl").rename(logs / "c.jsonl")  # renamed and its tail rewritten: another file, b keeps its rows
+    with (logs / "c.jsonl").open("r+") as handle:
+        handle.seek(sum(map(len, common)))
+        handle.write("".join(line(9000 + i) for i in range(6)))
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("a.jsonl", 23, 35193), ("b.jsonl", 25, 60200), ("c.jsonl", 26, 74205)]
+    (logs / "c.jsonl").rename(logs / "d.jsonl")  # renamed and appended to: the same file grown, counted once
+    with (logs / "d.jsonl").open("a") as handle:
+        handle.write(line(7))
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("a.jsonl", 23, 35193), ("b.jsonl", 25, 60200), ("d.jsonl", 27, 74212)]
+    assert accounting_holds(conn)
+
+
 def test_04_a_symlink_to_a_file_in_the_folder_is_staged_once(tmp_path, conn):
     logs = tmp_path / "logs"
     write(logs / "app.jsonl", *[line(100 + i) for i in range(6)])  # no request ids: ids come from file and line
@@ -244,6 +268,27 @@ def test_09_a_file_name_that_is_not_utf8_is_staged_under_a_safe_name(tmp_path, c
     assert [(r.source_file, r.rows_accepted) for r in results] == [("caf\\xe9.jsonl", 1), ("ok.jsonl", 1)]
     assert tokens_by_file(conn) == [("caf\\xe9.jsonl", 1, 2), ("ok.jsonl", 1, 1)]
     assert stage(conn, logs)[0].skipped  # found again under the same name
+
+
+# ---- 6. a .json file holding several values ----------------------------------------------------
+
+def records(*prompts: int) -> list[dict]:
+    return [json.loads(line(prompt)) for prompt in prompts]
+
+
+@pytest.mark.parametrize("text, accepted, quarantined", [
+    (json.dumps(records(1, 2)) + "\n" + json.dumps(records(3, 4)) + "\n", 4, 0),  # two exports concatenated
+    (json.dumps(records(1, 2), indent=2) + "\n" + json.dumps(records(3, 4), indent=2), 4, 0),
+    ("\n".join(json.dumps(r, indent=2) for r in records(1, 2, 3, 4)), 4, 0),  # pretty-printed objects, one after another
+    (json.dumps(records(1, 2, 3, 4), indent=2) + "\n\x00\x00", 4, 1),  # garbage after a sound array
+], ids=["compact-arrays", "pretty-arrays", "pretty-objects", "array-then-garbage"])
+def test_06_a_json_file_of_several_values_keeps_every_record(tmp_path, conn, text, accepted, quarantined):
+    logs = tmp_path / "logs"
+    write(logs / "export.json", text)
+    (result,) = stage(conn, logs)
+    assert (result.rows_in, result.rows_accepted, result.rows_quarantined) == (accepted + quarantined, accepted, quarantined)
+    assert tokens_by_file(conn) == [("export.json", 4, 10)]
+    assert accounting_holds(conn)
 
 
 # ---- 7. duplicate ids do not depend on staging order ------------------------------------------
@@ -358,6 +403,17 @@ class Folder:
         elif op == "delete":
             links = [p for p in self.root.iterdir() if p.is_symlink()]
             (links[pick % len(links)] if links and pick % 2 else target).unlink()
+        elif op == "append_many":  # past HEAD_BYTES: continuity then rests on the tail too
+            with target.open("a") as handle:
+                handle.write(self.records(6 * size, ids))
+        elif op == "edit_tail":  # the last record rewritten, no shorter; in place, or under a new name
+            data = target.read_bytes()
+            kept = data[:data.rstrip(b"\n").rfind(b"\n") + 1]
+            edited = kept + self.records(2, ids).encode()
+            if pick % 2:
+                target.unlink()
+                target = self.root / ("e" + target.name)
+            target.write_bytes(edited)
         elif op == "symlink":
             link = self.root / f"current-{pick % 2}.jsonl"
             if link.is_symlink() or link.exists():
@@ -371,8 +427,8 @@ class Folder:
         for name, old in self.generations.items():
             if not _records(old):
                 continue
-            if name in present and present[name].startswith(old):
-                continue  # the same file, grown: staged again
+            if name in present and _same_file_grown(present[name], old):
+                continue  # the same file, grown (or edited past its first 4 KB): staged again
             if any(data.startswith(old) for other, data in present.items() if other != name):
                 continue  # renamed or copied: the file holding it now has its rows
             if name in present:  # shrank or was replaced: the old generation becomes history
@@ -398,18 +454,26 @@ def _is_log(name: str) -> bool:
     return is_log_name(name)
 
 
+def _same_file_grown(new: bytes, old: bytes) -> bool:
+    """At its own name a file continues its staged content when no shorter and its first 4 KB are the same."""
+    return len(new) >= len(old) and new.startswith(old[:HEAD_BYTES])
+
+
 def _records(data: bytes) -> int:
     return sum(1 for piece in data.split(b"\n") if piece.strip())
 
 
 OPERATIONS = st.lists(st.tuples(
-    st.sampled_from(["append", "append", "rotate_rename", "rotate_copytruncate", "replace", "delete", "symlink"]),
+    st.sampled_from(["append", "append", "append_many", "rotate_rename", "rotate_copytruncate", "replace", "edit_tail",
+                     "delete", "symlink"]),
     st.integers(0, 7), st.integers(1, 4), st.booleans()), min_size=2, max_size=5)
 
 
 @settings(max_examples=50, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(operations=OPERATIONS)
+@example(operations=[("append", 0, 4, False), ("append_many", 0, 4, False), ("edit_tail", 0, 1, False)])  # in place
+@example(operations=[("append", 0, 4, True), ("append_many", 0, 4, True), ("edit_tail", 1, 1, True)])  # renamed
 def test_folder_operations_leave_the_warehouse_equal_to_a_fresh_build_plus_history(tmp_path_factory, operations):
     tmp = tmp_path_factory.mktemp("ops")
     folder = Folder(tmp / "logs")
