@@ -39,15 +39,16 @@ def warehouse_connection(resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyCo
 
     Raises ``WarehousePathError`` when the resource's path is relative; creates the file's folder. When
     another process holds the file's write lock (a CLI run beside a scheduled one), the step asks Dagster
-    to run it again later (``dg.RetryRequested``: up to 5 times, 30 s apart) instead of failing the run;
-    before that, ``DuckDBResource.get_connection`` itself retries the open about 100 s (10 tries, doubling
-    from 0.1 s), so a step waits about 13 minutes at most.
+    to run it again later (``dg.RetryRequested``: up to 5 times, 30 s apart, each retry in the run's log)
+    instead of failing the run.
     """
     database = warehouse_path(resource)
     database.parent.mkdir(parents=True, exist_ok=True)  # DuckDB creates the file, not its folder
     with ExitStack() as stack:
         try:
-            conn = stack.enter_context(resource.get_connection())
+            # opened here rather than by ``resource.get_connection()``, whose own silent retries of the
+            # open (10 tries, about 100 s) would come before Dagster's visible, bounded ones below
+            conn = stack.enter_context(duckdb.connect(str(database), config=dict(resource.connection_config)))
         except duckdb.IOException as exc:
             holder = warehouse.lock_holder(exc)
             if holder is None:

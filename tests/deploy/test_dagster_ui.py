@@ -107,7 +107,12 @@ def test_asset_graph_and_partitions_screenshots(tmp_path):
         stats = stats["assetNodeOrError"]["partitionStats"]
         assert stats["numMaterialized"] == days == 10  # every demo day shows as materialized
         assert days <= stats["numPartitions"] <= (date.today() - first_day).days + 2  # starts at the first day
-        # the CLI's runs are listed under the job names and the UI can re-execute them
+        expanded = ",".join(f"global@global:{group}" for group in groups)  # every group open, not folded boxes
+        graph = screenshot(browser, f"http://127.0.0.1:{port}/asset-groups?expanded={expanded}",
+                           tmp_path / "graph.png", tmp_path / "profile-graph", "1400,1200")
+        partitions = screenshot(browser, f"http://127.0.0.1:{port}/assets/core/usage?view=partitions&partition={DEMO_DAY}",
+                                tmp_path / "partitions.png", tmp_path / "profile-partitions", "1400,1000")
+        # (after the screenshots, which would show the queued run) the CLI's runs are listed under the job names and the UI can re-execute them
         runs = graphql(port, "{ runsOrError { ... on Runs { results { runId jobName } } } }")["runsOrError"]["results"]
         assert sorted(r["jobName"] for r in runs) == ["cachemeter_daily", "cachemeter_ingest"]
         daily = next(r["runId"] for r in runs if r["jobName"] == "cachemeter_daily")
@@ -115,11 +120,6 @@ def test_asset_graph_and_partitions_screenshots(tmp_path):
                               'strategy: ALL_STEPS}) { __typename ... on LaunchRunSuccess { run { jobName status } } '
                               '... on PythonError { message } } }' % daily)["launchPipelineReexecution"]
         assert again == {"__typename": "LaunchRunSuccess", "run": {"jobName": "cachemeter_daily", "status": "QUEUED"}}
-        expanded = ",".join(f"global@global:{group}" for group in groups)  # every group open, not folded boxes
-        graph = screenshot(browser, f"http://127.0.0.1:{port}/asset-groups?expanded={expanded}",
-                           tmp_path / "graph.png", tmp_path / "profile-graph", "1400,1200")
-        partitions = screenshot(browser, f"http://127.0.0.1:{port}/assets/core/usage?view=partitions&partition={DEMO_DAY}",
-                                tmp_path / "partitions.png", tmp_path / "profile-partitions", "1400,1000")
         children = children_of(server.pid)
     finally:
         server.send_signal(signal.SIGTERM)
