@@ -48,7 +48,8 @@ def warehouse_connection(resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyCo
         try:
             # opened here rather than by ``resource.get_connection()``, whose own silent retries of the
             # open (10 tries, about 100 s) would come before Dagster's visible, bounded ones below
-            conn = stack.enter_context(duckdb.connect(str(database), config=dict(resource.connection_config)))
+            conn = stack.enter_context(duckdb.connect(str(database), config={"custom_user_agent": "dagster",
+                                                                             **resource.connection_config}))
         except duckdb.IOException as exc:
             holder = warehouse.lock_holder(exc)
             if holder is None:
