@@ -122,19 +122,6 @@ def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | No
     return prepare(duckdb.connect(str(path), config=CONNECTION_CONFIG))
 
 
-@contextmanager
-def held_open(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Keep the warehouse's database instance open in this process for the block; yields a connection.
-
-    Each asset opens and closes its own connection; while one stays open here, DuckDB hands those the
-    already-open instance instead of opening the file again (which reads its metadata and replays its
-    write-ahead log: about 0.1 s per asset on a warehouse with a month of history). Connections to the
-    same file inside the block must use ``CONNECTION_CONFIG`` (``connect`` and the Dagster resource do).
-    """
-    with connect(db_path) as conn:
-        yield conn
-
-
 class WarehouseBusyError(RuntimeError):
     """Another process holds the warehouse file's write lock; the message names the holder (one line)."""
 
@@ -154,7 +141,13 @@ def lock_holder(error: duckdb.IOException) -> str | None:
 @contextmanager
 def held_for_run(db_path: str | Path, wait_seconds: float = 0, poll_seconds: float = 1.0
                  ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """``held_open`` for a whole run, waiting up to ``wait_seconds`` for another process's write lock.
+    """Keep the warehouse open in this process for a whole run; waits up to ``wait_seconds`` for another
+    process's write lock. Yields a connection.
+
+    Each asset opens and closes its own connection; while one stays open here, DuckDB hands those the
+    already-open instance instead of opening the file again (which reads its metadata and replays its
+    write-ahead log: about 0.1 s per asset on a warehouse with a month of history). Connections to the
+    same file inside the block must use ``CONNECTION_CONFIG`` (``connect`` and the Dagster resource do).
 
     DuckDB takes the lock when the file is opened and has no option to wait for it, hence this loop.
     Raises ``WarehouseBusyError`` naming the holder when the wait runs out; nothing is written before.
