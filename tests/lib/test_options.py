@@ -5,7 +5,7 @@ import re
 import pytest
 
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import options
+from pipelines.lib import alert_rules, options
 from tests.conftest import REPO
 
 
@@ -14,9 +14,12 @@ def test_bundled_config_file_is_generated_from_the_declaration():
         "regenerate with: python -m pipelines.lib.options"
 
 
-def test_readme_settings_table_is_generated_from_the_declaration():
+def test_readme_settings_and_rules_tables_are_generated_from_the_declarations():
     readme = (REPO / "README.md").read_text()
-    assert options.readme_with_table(readme) == readme, "regenerate with: python -m pipelines.lib.options"
+    assert options.readme_with_tables(readme) == readme, "regenerate with: python -m pipelines.lib.options"
+    # the thresholds the rules table shows are the declared defaults
+    assert "0.20+ below its trailing 7-day baseline (critical from 0.40), 50+ requests" in readme
+    assert "by more than 1% and $0.01 on a day (critical from 10%)" in readme
 
 
 def test_the_bundled_file_reads_back_as_the_declared_defaults():
@@ -43,7 +46,7 @@ def test_resource_fields_and_sql_parameters_are_the_declared_names():
     # every $parameter of the rule statements (and the marts that take a baseline) is a declared option
     # or a window bound: nothing is named in SQL that the declaration does not hold
     used = set()
-    rule_files = [*(REPO / "sql" / "alerts").glob("cache_alerts__insert_*.sql"),
+    rule_files = [*(REPO / "sql" / "alerts" / f"cache_alerts__insert_{rule}.sql" for rule in alert_rules.NAMES),
                   REPO / "sql" / "marts" / "series_days__insert_window.sql",
                   REPO / "sql" / "marts" / "prefix_families__insert_window.sql"]
     for path in rule_files:

@@ -11,13 +11,12 @@ from pipelines.defs.daily import add_day_metadata, daily_asset
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import incidents, webhook
+from pipelines.lib import alert_rules, incidents, webhook
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
-# one SQL file per rule: sql/alerts/cache_alerts__insert_<rule>.sql
-RULES = ("rotating_preamble", "hit_rate_drop",  # in this order: a known cause mutes the generic rule
-         "negative_cache_roi", "below_cache_minimum", "cross_tenant_prefix", "unpriced_usage", "cost_mismatch", "data_quality")
+# one SQL file per rule, in the declared order: sql/alerts/cache_alerts__insert_<rule>.sql
+RULES = alert_rules.NAMES
 
 
 @daily_asset(["marts", "cache_alerts"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"]),
