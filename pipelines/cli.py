@@ -114,10 +114,11 @@ def sql(
     source = db if live or not warehouse.snapshot_path(db).exists() else warehouse.snapshot_path(db)
     limit = memory_limit or warehouse.configured_memory_limit()
     try:
-        conn = warehouse.connect(source, read_only=True, memory_limit=limit, max_seconds=timeout)
-        cursor = conn.execute(query)
-        columns = [d[0] for d in cursor.description or []]
-        rows = cursor.fetchall()
+        conn = warehouse.connect(source, read_only=True, memory_limit=limit)
+        with warehouse.time_limit(conn, timeout):
+            cursor = conn.execute(query)
+            columns = [d[0] for d in cursor.description or []]
+            rows = cursor.fetchall()
     except duckdb.InterruptException as exc:
         err_console.print(f"[red]error:[/red] the query ran longer than {timeout:g} s and was stopped "
                           "(raise --timeout or CACHEMETER_SQL_TIMEOUT; 0 = no limit)", soft_wrap=True)

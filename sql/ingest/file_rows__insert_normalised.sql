@@ -12,6 +12,8 @@
 --   additive: the uncached remainder is reported beside them (a reported total is checked against the sum);
 --   total_decides: inclusive unless the reported total shows the prompt count left the cache out;
 --   trace: cache reads come from replaying block hashes through a cache model.
+-- A JSON arrow after AND / OR / NOT or on the right of `=` is written in parentheses, `a or (j ->> '$') = 'x'`:
+-- DuckDB 1.5 parses `a or j ->> '$' = 'x'` as `((a or j) ->> '$') = 'x'` (tests/sql/test_json_arrows.py).
 -- Parameters: $paths_<adapter> (the sorted distinct paths of each adapter in field_map below, see
 --   ingest.adapter_paths: DuckDB's multi-path json_extract needs a constant list), $source_file, $provider, $model, $tenant, $app, $default_ts (source.yaml defaults, may be
 --   null), $deployment_names / $deployment_models (source.yaml deployments: Azure deployment -> model), $trace_start (ISO-8601 UTC text or null),
@@ -367,7 +369,7 @@ shaped as (
             when json_type(k[14]) = 'OBJECT' or json_type(k[15]) = 'OBJECT' then 'langfuse_generation'
             when json_type(k[16]) = 'OBJECT' then 'langchain_usage_metadata'
             when k[17] is not null then case when json_type(k[18]) = 'OBJECT' then 'ai_sdk_anthropic' else 'ai_sdk' end
-            when k[19] is not null or k[20] ->> '$' = 'organization.usage.completions.result'
+            when k[19] is not null or (k[20] ->> '$') = 'organization.usage.completions.result'
                 then case when k[21] is not null then 'openai_usage_bucket' else 'openai_usage_bucket_pre_2026_07' end
             when k[22] is not null and (k[23] is not null or k[24] is not null or json_type(k[25]) = 'OBJECT')
                 then 'anthropic_usage_report'
@@ -627,7 +629,7 @@ timed as (
             when json_type(c.env_ts) = 'VARCHAR' then try_cast(c.env_ts ->> '$' as timestamptz)
             when c.env_ts is not null then null
             when c.convention = 'trace' then try_cast($trace_start as timestamptz) + to_milliseconds(token_value(c.v_trace_ms))
-            when c.span is not null and c.span ->> '$.startTimeUnixNano' is not null
+            when c.span is not null and (c.span ->> '$.startTimeUnixNano') is not null
                 then try(to_timestamp(0) + to_microseconds(try_cast(try_cast(c.span ->> '$.startTimeUnixNano' as hugeint) // 1000 as bigint)))
             when json_type(c.v_epoch) in ('UBIGINT', 'BIGINT', 'DOUBLE') then try(to_timestamp(c.v_epoch::varchar::double))
             when c.body_iso is not null then try_cast(c.body_iso as timestamptz)
@@ -637,7 +639,7 @@ timed as (
             when c.env_ts is not null then 'envelope ts ' || left(c.env_ts::varchar, 40)
             when c.convention = 'trace' and $trace_start is null then 'trace record has a relative timestamp but source.yaml sets no trace_start'
             when c.convention = 'trace' then 'trace_start ' || $trace_start
-            when c.span is not null and c.span ->> '$.startTimeUnixNano' is not null
+            when c.span is not null and (c.span ->> '$.startTimeUnixNano') is not null
                 then 'span startTimeUnixNano ' || left(c.span ->> '$.startTimeUnixNano', 40)
             when c.v_epoch is not null then 'body time ' || left(c.v_epoch::varchar, 40)
             when c.body_iso is not null then 'body time ' || left(c.body_iso, 40)
