@@ -55,3 +55,34 @@ def test_median_and_p95_of_hits_and_misses_equal_the_hand_computation(mart):
     # latency = TTFT + 1,000 ms on every row that logged both
     assert (row["hit_latency_median_ms"], row["miss_latency_median_ms"]) == (Decimal("1250"), Decimal("2100"))
     assert row["bad_latency_requests"] == 1  # the negative TTFT: counted, its row kept in core.usage
+
+
+def test_the_report_shows_measured_ttft_and_estimates_families_without_latency(tmp_path):
+    import shutil
+
+    from pipelines.lib import report
+    from tests.conftest import REPO, run_pipeline, write_jsonl
+
+    logs = tmp_path / "logs"
+    (logs / "litellm").mkdir(parents=True)
+    shutil.copy(REPO / "fixtures" / "formats" / "litellm_spend_logs" / "spend_logs.jsonl", logs / "litellm")
+    # an Anthropic family reading a 2,000-token preamble three times, logging no latency
+    write_jsonl(logs / "bot.jsonl", [{
+        "ts": f"2026-11-20T12:0{i}:00Z", "provider": "anthropic", "app": "bot", "request_id": f"bot-{i}",
+        "response": {"id": f"msg_{i}", "type": "message", "model": "claude-sonnet-4-5",
+                     "usage": {"input_tokens": 30, "cache_read_input_tokens": 2000, "cache_creation_input_tokens": 0,
+                               "output_tokens": 20}}} for i in range(3)])
+    db = run_pipeline(tmp_path, logs)
+    with warehouse.connect(db, read_only=True) as conn:
+        data = report.load(conn, days=30)
+    measured = data.whatif["ttft"]
+    # the spend log's two provider calls are both hits: 1,453 ms (Anthropic) and 693 ms (OpenAI)
+    assert sorted(measured["hit_median_ms"].tolist()) == [693.0, 1453.0]
+    assert measured["miss_median_ms"].isna().all()
+    estimate = data.whatif["ttft_estimate"]
+    assert estimate[["app", "hits", "cache_read_tokens"]].values.tolist() == [["bot", 3, 6000]]
+    # 2 x 70,553,706,496 parameters (llama-3.1-70b) x 6,000 tokens / (989 x 10^12 FLOP/s x 0.5) = 1.712 s
+    assert estimate["est_prefill_seconds_saved"].tolist() == [round(2 * 70_553_706_496 * 6000 / (989e12 * 0.5), 3)] == [1.712]
+    page = report.render_html(data)
+    assert "Time to first token: cache hits against misses" in page and "What if: prefill seconds the cache saved" in page
+    assert "1453.0" in page and "1.712" in page
