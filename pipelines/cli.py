@@ -195,8 +195,9 @@ def doctor(db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB wareho
 def _register_whatif() -> None:
     from pipelines import whatif_cli
 
-    app.add_typer(whatif_cli.app, name="whatif", help="What-if analysis: routing by prefix, KV-cache size "
-                  "(`cachemeter whatif routing --help`, `cachemeter whatif kv --help`).")
+    app.add_typer(whatif_cli.app, name="whatif", help="What-if analysis: routing by prefix, KV-cache size, time to "
+                  "first token (`cachemeter whatif routing --help`, `cachemeter whatif kv --help`, "
+                  "`cachemeter whatif ttft --help`).")
 
 
 _register_whatif()

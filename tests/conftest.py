@@ -73,7 +73,8 @@ def query(db: Path, sql: str, params=None) -> list[tuple]:
 
 TABLES = ["stage.files", "core.usage", "core.quarantine", "core.prices",
           "core.cache_minimums", "core.usage_costs", "marts.daily_savings", "marts.prefix_families", "marts.cost_reconciliation",
-          "marts.cache_alerts", "marts.whatif_routing", "marts.whatif_cache_ttl"]
+          "marts.cache_alerts", "marts.whatif_routing", "marts.whatif_cache_ttl",
+          "marts.ttft_by_family"]
 
 
 def snapshot(db: Path) -> dict[str, list[tuple]]:

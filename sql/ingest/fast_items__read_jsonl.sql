@@ -6,8 +6,8 @@
 -- A line takes the fast lane only when the general normaliser would accept it with these same values:
 -- an envelope {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?, "response": body}
 -- whose body is OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Gemini generateContent or
--- Bedrock Converse (told apart by the general normaliser's shape ladder, in its order), every count a
--- plain non-negative integer below 10^12 and every text a plain JSON string, the timestamp in range and
+-- Bedrock Converse (told apart by the general normaliser's shape ladder, in its order), every count (and
+-- Bedrock's metrics.latencyMs) a plain non-negative integer below 10^12 and every text a plain JSON string, the timestamp in range and
 -- the arithmetic closing. Anything else (a malformed line, another format, a container or stream, a
 -- logged request body, a reported cost, any value the general checks would reject or that needs its
 -- conversions) is deferred, never rejected here: the general normaliser decides it, with its reason.
@@ -38,7 +38,7 @@ src as (
             num_model_requests JSON, object JSON, input_uncached_tokens JSON, uncached_input_tokens JSON,
             "type" JSON, _stream JSON, provider JSON,
             id JSON, model JSON, created JSON, created_at JSON, responseId JSON, modelVersion JSON, createTime JSON,
-            service_tier JSON,
+            service_tier JSON, metrics STRUCT(latencyMs JSON),
             usage STRUCT(
                 prompt_tokens JSON, completion_tokens JSON, input_tokens JSON, output_tokens JSON,
                 cache_read_input_tokens JSON, cache_creation_input_tokens JSON, inputTokens JSON, outputTokens JSON,
@@ -150,7 +150,8 @@ picked as (
             when 'openai_responses' then s.response.service_tier
             when 'anthropic_messages' then s.response.usage.service_tier
             when 'gemini_generate_content' then s.response.usageMetadata.serviceTier
-        end as v_tier
+        end as v_tier,
+        case when s.source_format = 'bedrock_converse' then s.response.metrics.latencyMs end as v_latency_ms
     from shaped s
 ),
 valued as (
@@ -184,6 +185,7 @@ resolved as (
             and (v.v_output is null or v.n_output_field < 1000000000000)
             and (v.v_output_extra is null or v.n_output_extra < 1000000000000)
             and (v.v_reasoning is null or v.n_reasoning < 1000000000000)
+            and (v.v_latency_ms is null or plain_count(v.v_latency_ms) < 1000000000000)
             and (v.v_model is null or v.body_model is not null)
             and (v.v_id is null or v.body_id is not null)
             and (v.v_iso is null or v.body_iso is not null)
@@ -280,7 +282,11 @@ final as (
         c.n_output as output_tokens,
         c.n_reasoning as reasoning_tokens,
         1 as request_count,
-        c.n_prompt as tier_prompt_tokens
+        c.n_prompt as tier_prompt_tokens,
+        -- Bedrock Converse metrics.latencyMs, whole ms (any other spelling is left to the general normaliser)
+        plain_count(c.v_latency_ms)::decimal(18, 3) as latency_ms,
+        null::decimal(18, 3) as ttft_ms,
+        null::varchar as latency_issue
     from classed c
 )
 select * from final;

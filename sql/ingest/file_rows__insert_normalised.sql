@@ -27,7 +27,11 @@ fields (field_no, field) as (
            (7, 'write'), (8, 'write_5m'), (9, 'write_1h'), (10, 'output'), (11, 'output_extra'), (12, 'reasoning'),
            (13, 'model'), (14, 'id'), (15, 'epoch'), (16, 'iso'), (17, 'tier'), (18, 'request_count'),
            (19, 'cost'), (20, 'total'), (21, 'provider'), (22, 'tenant'), (23, 'app'), (24, 'context_window'),
-           (25, 'gateway_cache_hit'), (26, 'batch'), (27, 'cost_upstream'), (28, 'byok'), (29, 'status')
+           (25, 'gateway_cache_hit'), (26, 'batch'), (27, 'cost_upstream'), (28, 'byok'), (29, 'status'),
+           -- latency (never billed; a bad value is left null and named in latency_issue): instants as
+           -- ISO-8601 text, durations in milliseconds (_ms) or seconds (_s)
+           (30, 'start_at'), (31, 'first_token_at'), (32, 'end_at'), (33, 'latency_ms'), (34, 'latency_s'),
+           (35, 'ttft_ms'), (36, 'ttft_s')
 ),
 -- (adapter, field, alternative, JSON path): the first alternative present wins
 field_map (source_format, field, alt, path) as (
@@ -116,7 +120,7 @@ field_map (source_format, field, alt, path) as (
     ('bedrock_converse', 'uncached', 1, '$.usage.inputTokens'),
     ('bedrock_converse', 'read', 1, '$.usage.cacheReadInputTokens'),
     ('bedrock_converse', 'write', 1, '$.usage.cacheWriteInputTokens'),
-    ('bedrock_converse', 'output', 1, '$.usage.outputTokens'),
+    ('bedrock_converse', 'output', 1, '$.usage.outputTokens'), ('bedrock_converse', 'latency_ms', 1, '$.metrics.latencyMs'),
     -- Bedrock model-invocation log record (CloudWatch Logs / S3): same additive counts, with model and time
     ('bedrock_invocation_log', 'uncached', 1, '$.input.inputTokenCount'),
     ('bedrock_invocation_log', 'read', 1, '$.input.cacheReadInputTokenCount'),
@@ -124,6 +128,7 @@ field_map (source_format, field, alt, path) as (
     ('bedrock_invocation_log', 'output', 1, '$.output.outputTokenCount'),
     ('bedrock_invocation_log', 'model', 1, '$.modelId'), ('bedrock_invocation_log', 'id', 1, '$.requestId'),
     ('bedrock_invocation_log', 'iso', 1, '$.timestamp'),
+    ('bedrock_invocation_log', 'latency_ms', 1, '$.output.outputBodyJson.metrics.latencyMs'),
     -- Cohere v2 chat: billed_units is what is billed (genai-prices' default Cohere extractor reads it);
     -- usage.cached_tokens counts against the raw token count and carries no discount on the price card
     ('cohere_chat', 'uncached', 1, '$.usage.billed_units.input_tokens'),
@@ -135,6 +140,7 @@ field_map (source_format, field, alt, path) as (
     ('sglang_generate', 'output', 1, '$.meta_info.completion_tokens'),
     ('sglang_generate', 'reasoning', 1, '$.meta_info.reasoning_tokens'),
     ('sglang_generate', 'id', 1, '$.meta_info.id'), ('sglang_generate', 'epoch', 1, '$.meta_info.response_sent_to_client_ts'),
+    ('sglang_generate', 'latency_s', 1, '$.meta_info.e2e_latency'),
     -- OpenTelemetry GenAI span (attributes): input counts include cache reads and writes (semconv SHOULD);
     -- older spellings accepted as Sentry/Relay do
     ('otel_genai_span', 'prompt', 1, '$."gen_ai.usage.input_tokens"'),
@@ -152,6 +158,9 @@ field_map (source_format, field, alt, path) as (
     ('otel_genai_span', 'id', 1, '$."gen_ai.response.id"'),
     ('otel_genai_span', 'provider', 1, '$."gen_ai.provider.name"'), ('otel_genai_span', 'provider', 2, '$."gen_ai.system"'),
     ('otel_genai_span', 'tier', 1, '$."openai.response.service_tier"'),
+    -- (span start and end come from the span itself: startTimeUnixNano, endTimeUnixNano)
+    ('otel_genai_span', 'ttft_s', 1, '$."gen_ai.response.time_to_first_chunk"'),
+    ('otel_genai_span', 'ttft_s', 2, '$."gen_ai.response.time_to_first_token"'),
     -- OpenInference span attributes (Arize Phoenix, via OTLP or as a plain object)
     ('openinference_span', 'prompt', 1, '$."llm.token_count.prompt"'),
     ('openinference_span', 'read', 1, '$."llm.token_count.prompt_details.cache_read"'),
@@ -174,6 +183,8 @@ field_map (source_format, field, alt, path) as (
     ('litellm_spend_log', 'iso', 1, '$.startTime'), ('litellm_spend_log', 'cost', 1, '$.spend'),
     ('litellm_spend_log', 'provider', 1, '$.custom_llm_provider'), ('litellm_spend_log', 'tenant', 1, '$.team_id'),
     ('litellm_spend_log', 'gateway_cache_hit', 1, '$.cache_hit'), ('litellm_spend_log', 'status', 1, '$.status'),
+    ('litellm_spend_log', 'start_at', 1, '$.startTime'), ('litellm_spend_log', 'first_token_at', 1, '$.completionStartTime'),
+    ('litellm_spend_log', 'end_at', 1, '$.endTime'), ('litellm_spend_log', 'latency_ms', 1, '$.request_duration_ms'),
     -- Langfuse generation (API item or export, camelCase or snake_case): usage_details keys add up to the
     -- prompt (input = uncached remainder); reasoning keys are billed beside output
     ('langfuse_generation', 'uncached', 1, '$.u.input'),
@@ -192,6 +203,9 @@ field_map (source_format, field, alt, path) as (
     ('langfuse_generation', 'total', 1, '$.u.total'),
     ('langfuse_generation', 'cost', 1, '$.c.total'), ('langfuse_generation', 'cost', 2, '$.calculatedTotalCost'),
     ('langfuse_generation', 'cost', 3, '$.totalCost'),
+    ('langfuse_generation', 'start_at', 1, '$.start'), ('langfuse_generation', 'first_token_at', 1, '$.completion_start'),
+    ('langfuse_generation', 'end_at', 1, '$.end'), ('langfuse_generation', 'latency_s', 1, '$.latency'),
+    ('langfuse_generation', 'ttft_s', 1, '$.time_to_first_token'),
     -- LangChain usage_metadata: input_tokens includes input_token_details (cache_read, cache_creation)
     ('langchain_usage_metadata', 'prompt', 1, '$.usage_metadata.input_tokens'),
     ('langchain_usage_metadata', 'read', 1, '$.usage_metadata.input_token_details.cache_read'),
@@ -218,6 +232,7 @@ field_map (source_format, field, alt, path) as (
     ('canonical', 'tier', 1, '$.service_tier'), ('canonical', 'provider', 1, '$.provider'),
     ('canonical', 'tenant', 1, '$.tenant'), ('canonical', 'app', 1, '$.app'),
     ('canonical', 'request_count', 1, '$.request_count'), ('canonical', 'cost', 1, '$.reported_cost_usd'),
+    ('canonical', 'latency_ms', 1, '$.latency_ms'), ('canonical', 'ttft_ms', 1, '$.ttft_ms'),
     -- Mooncake block-hash trace: cache reads come from replaying hash_ids through a cache model
     ('mooncake_trace', 'prompt', 1, '$.input_length'), ('mooncake_trace', 'output', 1, '$.output_length')
 ),
@@ -399,6 +414,10 @@ bodies as (
                 'c', coalesce(s.b0 -> '$.costDetails', s.b0 -> '$.cost_details'),
                 'model', s.b0 -> '$.model', 'id', s.b0 -> '$.id',
                 'start', coalesce(s.b0 -> '$.startTime', s.b0 -> '$.start_time'),
+                'end', coalesce(s.b0 -> '$.endTime', s.b0 -> '$.end_time'),
+                'completion_start', coalesce(s.b0 -> '$.completionStartTime', s.b0 -> '$.completion_start_time'),
+                'latency', s.b0 -> '$.latency',
+                'time_to_first_token', coalesce(s.b0 -> '$.timeToFirstToken', s.b0 -> '$.time_to_first_token'),
                 'calculatedTotalCost', coalesce(s.b0 -> '$.calculatedTotalCost', s.b0 -> '$.calculated_total_cost'),
                 'totalCost', coalesce(s.b0 -> '$.totalCost', s.b0 -> '$.total_cost'),
                 'keys', json_keys(s.b0))
@@ -483,6 +502,13 @@ fielded as (
         coalesce(json_present(v_all[slots[79]]), json_present(v_all[slots[80]]), json_present(v_all[slots[81]])) as v_cost_upstream,
         coalesce(json_present(v_all[slots[82]]), json_present(v_all[slots[83]]), json_present(v_all[slots[84]])) ->> '$' = 'true' as is_byok,
         lower(coalesce(json_present(v_all[slots[85]]), json_present(v_all[slots[86]]), json_present(v_all[slots[87]])) ->> '$') as row_status,
+        coalesce(json_present(v_all[slots[88]]), json_present(v_all[slots[89]]), json_present(v_all[slots[90]])) as v_start_at,
+        coalesce(json_present(v_all[slots[91]]), json_present(v_all[slots[92]]), json_present(v_all[slots[93]])) as v_first_token_at,
+        coalesce(json_present(v_all[slots[94]]), json_present(v_all[slots[95]]), json_present(v_all[slots[96]])) as v_end_at,
+        coalesce(json_present(v_all[slots[97]]), json_present(v_all[slots[98]]), json_present(v_all[slots[99]])) as v_latency_ms,
+        coalesce(json_present(v_all[slots[100]]), json_present(v_all[slots[101]]), json_present(v_all[slots[102]])) as v_latency_s,
+        coalesce(json_present(v_all[slots[103]]), json_present(v_all[slots[104]]), json_present(v_all[slots[105]])) as v_ttft_ms,
+        coalesce(json_present(v_all[slots[106]]), json_present(v_all[slots[107]]), json_present(v_all[slots[108]])) as v_ttft_s,
         case when x.convention = 'trace' then x.b -> '$.timestamp' end as v_trace_ms,
         case when x.convention = 'trace' then x.b -> '$.hash_ids' end as hash_ids
     from extracted x
@@ -684,6 +710,57 @@ checked as (
         ) as arithmetic_error
     from timed t
 ),
+latency_fields as (
+    -- the latency fields read: instants in microseconds (span times: nanoseconds // 1000), durations in
+    -- ms (DECIMAL(18, 3)); null where absent or unreadable (every step is try: latency never fails a row)
+    select
+        c.*,
+        case when c.span is not null then try_cast(try_cast(c.span ->> '$.startTimeUnixNano' as hugeint) // 1000 as bigint)
+             else try(epoch_us(try_cast(c.v_start_at ->> '$' as timestamptz))) end as start_us,
+        case when c.span is not null then try_cast(try_cast(c.span ->> '$.endTimeUnixNano' as hugeint) // 1000 as bigint)
+             else try(epoch_us(try_cast(c.v_end_at ->> '$' as timestamptz))) end as end_us,
+        case when c.span is not null then json_present(c.span -> '$.endTimeUnixNano') else c.v_end_at end as end_raw,
+        try(epoch_us(try_cast(c.v_first_token_at ->> '$' as timestamptz))) as first_token_us,
+        coalesce(try_cast(c.v_latency_ms ->> '$' as decimal(18, 3)),
+                 try(try_cast(try_cast(c.v_latency_s ->> '$' as decimal(18, 6)) * 1000 as decimal(18, 3)))) as latency_logged_ms,
+        coalesce(try_cast(c.v_ttft_ms ->> '$' as decimal(18, 3)),
+                 try(try_cast(try_cast(c.v_ttft_s ->> '$' as decimal(18, 6)) * 1000 as decimal(18, 3)))) as ttft_logged_ms
+    from checked c
+),
+latency_candidates as (
+    -- the difference of the logged instants wins over the source's own rounded duration
+    select
+        l.*,
+        coalesce(try(try_cast(l.end_us - l.start_us as decimal(18, 0)) * 0.001), l.latency_logged_ms) as latency_candidate_ms,
+        coalesce(try(try_cast(l.first_token_us - l.start_us as decimal(18, 0)) * 0.001), l.ttft_logged_ms) as ttft_candidate_ms
+    from latency_fields l
+),
+clocked as (
+    -- a latency that cannot be read or is out of order is left null and named; the row is kept
+    select
+        l.*,
+        case when l.latency_candidate_ms >= 0 then l.latency_candidate_ms end as latency_ms,
+        case when l.ttft_candidate_ms >= 0 and not coalesce(l.ttft_candidate_ms > l.latency_candidate_ms, false)
+             then l.ttft_candidate_ms end as ttft_ms,
+        nullif(concat_ws('; ',
+            case when l.v_start_at is not null and l.start_us is null
+                then 'start time is not an ISO-8601 instant (' || left(l.v_start_at::varchar, 40) || ')' end,
+            case when l.end_raw is not null and l.end_us is null
+                then 'end time is not ' || case when l.span is not null then 'an integer of nanoseconds' else 'an ISO-8601 instant' end
+                     || ' (' || left(l.end_raw::varchar, 40) || ')' end,
+            case when l.v_first_token_at is not null and l.first_token_us is null
+                then 'first-token time is not an ISO-8601 instant (' || left(l.v_first_token_at::varchar, 40) || ')' end,
+            case when coalesce(l.v_latency_ms, l.v_latency_s) is not null and l.latency_logged_ms is null
+                then 'latency is not a number (' || left(coalesce(l.v_latency_ms, l.v_latency_s)::varchar, 40) || ')' end,
+            case when coalesce(l.v_ttft_ms, l.v_ttft_s) is not null and l.ttft_logged_ms is null
+                then 'time to first token is not a number (' || left(coalesce(l.v_ttft_ms, l.v_ttft_s)::varchar, 40) || ')' end,
+            case when l.latency_candidate_ms < 0 then 'end before start (latency ' || l.latency_candidate_ms || ' ms)' end,
+            case when l.ttft_candidate_ms < 0 then 'first token before start (' || l.ttft_candidate_ms || ' ms)' end,
+            case when l.ttft_candidate_ms > l.latency_candidate_ms and l.latency_candidate_ms >= 0
+                then 'first token after the end (' || l.ttft_candidate_ms || ' ms > latency ' || l.latency_candidate_ms || ' ms)' end
+        ), '') as latency_issue
+    from latency_candidates l
+),
 accepted as (
     select
         c.source_line,
@@ -732,8 +809,11 @@ accepted as (
         c.n_output,
         c.n_reasoning,
         c.hash_ids,
-        token_value(c.v_trace_ms) as trace_offset_ms
-    from checked c
+        token_value(c.v_trace_ms) as trace_offset_ms,
+        c.latency_ms,
+        c.ttft_ms,
+        c.latency_issue
+    from clocked c
 ),
 rejected_fields as (
     select source_line, source_item, coalesce(batch_format, source_format) as source_format, field_error as reason, b, j, is_envelope
@@ -744,7 +824,7 @@ outcomes as (
     select
         source_line, source_item, source_format, reason, b, j, is_envelope, request_id, ts, provider, model, tenant, app,
         service_tier, prompt_cache_key, request_count, reported_cost_usd, tier_prompt_tokens, n_prompt, n_uncached, n_read,
-        n_write_5m, n_write_1h, n_output, n_reasoning, hash_ids, trace_offset_ms
+        n_write_5m, n_write_1h, n_output, n_reasoning, hash_ids, trace_offset_ms, latency_ms, ttft_ms, latency_issue
     from accepted
     union all by name
     select source_line, source_item, source_format, reason, b, j, is_envelope from rejected_fields
@@ -799,7 +879,10 @@ final as (
         o.source_item,
         o.request_count,
         o.reported_cost_usd,
-        o.tier_prompt_tokens
+        o.tier_prompt_tokens,
+        o.latency_ms,
+        o.ttft_ms,
+        o.latency_issue
     from outcomes o
 )
 select * from final
