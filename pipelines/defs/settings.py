@@ -63,6 +63,9 @@ class CachemeterSettings(dg.ConfigurableResource):
     mismatch_share: float = 0.01
     mismatch_min_usd: float = 0.01
     mismatch_critical_share: float = 0.10
+    price_share: float = 0.05
+    price_min_rows: int = 2
+    price_critical_share: float = 0.20
     quality_max_quarantine_share: float = 0.01
     quality_min_records: int = 100
     incident_recovery_drop: float = 0.10
@@ -121,6 +124,9 @@ class CachemeterSettings(dg.ConfigurableResource):
             mismatch_share=float(rule("cost_mismatch").get("share", 0.01)),
             mismatch_min_usd=float(rule("cost_mismatch").get("min_usd", 0.01)),
             mismatch_critical_share=float(rule("cost_mismatch").get("critical_share", 0.10)),
+            price_share=float(rule("price_mismatch").get("share", 0.05)),
+            price_min_rows=int(rule("price_mismatch").get("min_rows", 2)),
+            price_critical_share=float(rule("price_mismatch").get("critical_share", 0.20)),
             quality_max_quarantine_share=float(rule("data_quality").get("max_quarantine_share", 0.01)),
             quality_min_records=int(rule("data_quality").get("min_records", 100)),
             incident_recovery_drop=float(rule("incidents").get("recovery_drop", 0.10)),

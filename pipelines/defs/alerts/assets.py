@@ -17,7 +17,8 @@ from pipelines.lib.warehouse import transaction
 
 # one SQL file per rule: sql/alerts/cache_alerts__insert_<rule>.sql
 RULES = ("rotating_preamble", "hit_rate_drop",  # in this order: a known cause mutes the generic rule
-         "negative_cache_roi", "below_cache_minimum", "cross_tenant_prefix", "unpriced_usage", "cost_mismatch", "data_quality")
+         "negative_cache_roi", "below_cache_minimum", "cross_tenant_prefix", "unpriced_usage", "cost_mismatch", "price_mismatch",
+         "data_quality")
 
 
 @daily_asset(["marts", "cache_alerts"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"]),
@@ -38,6 +39,8 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                    "unpriced_min_requests": settings.unpriced_min_requests,
                    "mismatch_share": settings.mismatch_share, "mismatch_min_usd": settings.mismatch_min_usd,
                    "mismatch_critical_share": settings.mismatch_critical_share,
+                   "price_share": settings.price_share, "price_min_rows": settings.price_min_rows,
+                   "price_critical_share": settings.price_critical_share,
                    "quality_max_quarantine_share": settings.quality_max_quarantine_share,
                    "quality_min_records": settings.quality_min_records}
     with warehouse_connection(duckdb) as conn:
