@@ -8,6 +8,7 @@ Examples::
     cachemeter report --days 14            # self-contained HTML with charts
     cachemeter doctor                      # what is installed, configured and what to fix
     cachemeter whatif routing --logs traces/ --cards 4 --policy all   # what routing by prefix would change
+    cachemeter export focus --out focus.parquet   # FinOps FOCUS 1.2 cost and usage file
 """
 
 from __future__ import annotations
@@ -201,6 +202,16 @@ def _register_whatif() -> None:
 
 
 _register_whatif()
+
+
+def _register_export() -> None:
+    from pipelines import export_cli
+
+    app.add_typer(export_cli.app, name="export", help="Export the warehouse: FinOps FOCUS 1.2 "
+                  "(`cachemeter export focus --help`).")
+
+
+_register_export()
 
 
 def _cell(value) -> str:

@@ -104,3 +104,10 @@ def formats_warehouse(tmp_path_factory, shared) -> tuple[Path, Path]:
                 [{"ts": TS, "provider": p, "model": m, "request_id": f"cassette-{i}", "response": b}
                  for i, (_, p, m, b) in enumerate(cassette_generations(shared))])
     return logs, run_pipeline(tmp, logs)
+
+
+@pytest.fixture(scope="session")
+def demo_warehouse(tmp_path_factory) -> Path:
+    """The bundled demo (fixtures/demo_logs) built once by an in-process pipeline run; tests only read it."""
+    tmp = tmp_path_factory.mktemp("demo")
+    return run_pipeline(tmp, REPO / "fixtures" / "demo_logs")

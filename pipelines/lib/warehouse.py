@@ -65,7 +65,8 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
     A ``CREATE TABLE IF NOT EXISTS`` schema cannot say "only if that old table exists", so each move is
     a file run here in one transaction when its old table is present: today ``stage.usage_rows``
     (the staged rows, now stored in ``core.usage`` itself). Files holding duplicates staged before
-    ``stage.duplicate_rows`` kept their rows are marked to be staged again. Each move is safe to repeat: an older
+    ``stage.duplicate_rows`` kept their rows are marked to be staged again, and days priced before
+    ``core.usage_costs.list_cost_usd`` are marked pending (repriced). Each move is safe to repeat: an older
     release may open the warehouse again and re-create the old table.
     """
     legacy = conn.execute("select count(*) from duckdb_tables() where database_name = current_database() "
@@ -74,6 +75,7 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
         with transaction(conn):
             conn.execute(statement("migrations/stage_usage_rows__into_core_usage"))
     conn.execute(statement("migrations/stage_files__restage_duplicates"))
+    conn.execute(statement("migrations/usage_costs__reprice_without_list_cost"))
 
 
 def _macro_statements() -> list[str]:
