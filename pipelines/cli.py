@@ -8,6 +8,7 @@ Examples::
     cachemeter report --days 14            # self-contained HTML with charts
     cachemeter doctor                      # what is installed, configured and what to fix
     cachemeter whatif routing --logs traces/ --cards 4 --policy all   # what routing by prefix would change
+    cachemeter fetch usage-api --logs ~/llm-logs   # yesterday's usage from the OpenAI / Anthropic admin APIs
 """
 
 from __future__ import annotations
@@ -199,6 +200,16 @@ def _register_whatif() -> None:
 
 
 _register_whatif()
+
+
+def _register_fetch() -> None:
+    from pipelines import fetch_cli
+
+    app.add_typer(fetch_cli.app, name="fetch", help="Fetch usage from provider APIs into the logs folder "
+                  "(`cachemeter fetch usage-api --help`).")
+
+
+_register_fetch()
 
 
 def _cell(value) -> str:

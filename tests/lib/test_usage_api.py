@@ -240,3 +240,93 @@ def test_re_fetching_a_day_changes_nothing_and_a_restated_day_replaces_its_rows(
     assert sorted(row[3:6] for row in openai_rows) == [(70, False, 92800), (98, False, 111044)]  # nothing counted twice
     assert [f[0].rsplit("/", 1)[1] for f in files_restated if "openai" in f[0]] == ["page-0001.json", "page-0002.json"]
 
+
+def keyed_environment(monkeypatch, fake: FakeApis) -> None:
+    for name, value in {"OPENAI_ADMIN_KEY": OPENAI_KEY, "ANTHROPIC_ADMIN_KEY": ANTHROPIC_KEY,
+                        "CACHEMETER_OPENAI_API_BASE": fake.base, "CACHEMETER_ANTHROPIC_API_BASE": fake.base,
+                        "CACHEMETER_USAGE_API_BUCKET_WIDTH": "1h", "CACHEMETER_USAGE_API_RETRIES": "1",
+                        "CACHEMETER_USAGE_API_BACKOFF_SECONDS": "0.01"}.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_cli_fetch_then_run_puts_the_exact_tokens_of_every_page_into_core_usage(fake, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+    from tests.conftest import query, run_pipeline
+
+    keyed_environment(monkeypatch, fake)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    done = CliRunner().invoke(app, ["fetch", "usage-api", "--day", "2026-11-20", "--logs", str(logs)])
+    assert done.exit_code == 0, done.output
+    assert "openai_completions 2026-11-20: 3 page(s), 3 written, 0 unchanged, 0 removed" in done.output
+    assert "anthropic_cost_report 2026-11-20: 1 page(s), 1 written, 0 unchanged, 0 removed; billed $2,772.0270" in done.output
+    assert OPENAI_KEY not in done.output and ANTHROPIC_KEY not in done.output
+
+    db = run_pipeline(tmp_path, logs)
+    rows = query(db, "select source_format, model, tenant, day, request_count, is_batch, uncached_input_tokens, "
+                     "cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens from core.usage "
+                     "order by source_format, model, uncached_input_tokens")
+    project, nov20 = "proj_IUbYUZaKCtzlPaLwLyiPksYG", date(2026, 11, 20)
+    assert rows == [
+        ("anthropic_usage_report", "claude-haiku-4-5-20251001", "default", nov20, None, False, 1284630, 14873920, 912400, 301250, 702118),
+        ("anthropic_usage_report", "claude-sonnet-4-5-20250929", "default", nov20, None, True, 406211, 2115840, 88320, 0, 190442),
+        ("openai_usage_bucket", "gpt-4.1-mini", project, nov20, 70, False, 92800, 204800, 0, 0, 12004),
+        ("openai_usage_bucket", "gpt-4.1-mini", project, nov20, 97, False, 110944, 301056, 0, 0, 18211),
+        ("openai_usage_bucket", "gpt-4.1-mini", project, nov20, 91, False, 126266, 262144, 0, 0, 16920),
+        ("openai_usage_bucket", "gpt-5.6-sol", project, nov20, 8, True, 7680, 30720, 12800, 0, 2100)]
+    assert query(db, "select count(*) from core.quarantine") == [(0,)]
+    # the cost report is not usage: no file of it was staged
+    assert query(db, "select count(*) from stage.files where source_file like '%cost_report%'") == [(0,)]
+
+
+def test_the_cli_without_a_key_says_which_variable_to_set(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    for name in ("OPENAI_ADMIN_KEY", "ANTHROPIC_ADMIN_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    done = CliRunner().invoke(app, ["fetch", "usage-api", "--source", "openai", "--logs", str(tmp_path)])
+    assert done.exit_code == 1
+    assert "no admin key: set OPENAI_ADMIN_KEY" in done.output and "Traceback" not in done.output
+
+
+def test_the_asset_fetches_its_partition_fails_on_a_failed_page_and_without_keys_does_nothing(fake, tmp_path, monkeypatch):
+    import dagster as dg
+
+    from pipelines.defs.settings import CachemeterSettings
+    from pipelines.defs.sources.assets import RETRY, build_usage_api_pages
+    from pipelines.defs.sources.assets import usage_api_pages as registered
+
+    assert registered.op.retry_policy == RETRY and RETRY.max_retries == 2
+    usage_api_pages = build_usage_api_pages(dg.RetryPolicy(max_retries=1))  # the same asset, retried at once
+    settings = CachemeterSettings(logs_dir=str(tmp_path))
+    keyed_environment(monkeypatch, fake)
+    result = dg.materialize([usage_api_pages], partition_key="2026-11-20", resources={"settings": settings})
+    [materialized] = result.asset_materializations_for_node("sources__usage_api_pages")
+    assert {k: materialized.metadata[k].value for k in ("sources", "pages", "pages_written", "failed_pages")} == \
+        {"sources": 3, "pages": 5, "pages_written": 5, "failed_pages": 0}
+    assert len(page_files(tmp_path)) == 5
+
+    fake.script[(MESSAGES, None)] = [(500, {}, recorded("anthropic_error_overloaded.json"))]
+    failed = dg.materialize([usage_api_pages], partition_key="2026-11-20", resources={"settings": settings},
+                            raise_on_error=False)
+    assert not failed.success
+    assert [e.event_type_value for e in failed.all_events].count("STEP_UP_FOR_RETRY") == 1
+    [error] = [e for e in failed.all_events if e.is_step_failure]
+    assert error.step_failure_data.user_failure_data.description == \
+        "anthropic_messages 2026-11-20 page 1: HTTP 500 after 1 retries: overloaded_error Overloaded"
+    assert b"usage_api_fetch_failed" in page_files(tmp_path)["anthropic_messages/2026-11-20/page-0001.json"]
+
+    for name in ("OPENAI_ADMIN_KEY", "ANTHROPIC_ADMIN_KEY"):
+        monkeypatch.delenv(name)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    instance = dg.DagsterInstance.ephemeral()
+    idle = dg.materialize([usage_api_pages], partition_key="2026-11-20", instance=instance,
+                          resources={"settings": CachemeterSettings(logs_dir=str(empty))})
+    assert idle.success and list(empty.iterdir()) == []
+    assert any("usage APIs: no OPENAI_ADMIN_KEY or ANTHROPIC_ADMIN_KEY set, nothing fetched" == entry.user_message
+               for entry in instance.all_logs(idle.run_id))
