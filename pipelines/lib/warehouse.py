@@ -186,7 +186,10 @@ def time_limit(conn: duckdb.DuckDBPyConnection, seconds: float | None) -> Iterat
         yield conn
     finally:
         if timer:
+            # joined, not only cancelled: a daemon timer thread still alive when the interpreter exits
+            # is torn down inside DuckDB's C++ frames, which aborts the process ("exception not rethrown")
             timer.cancel()
+            timer.join()
 
 
 @contextmanager
