@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import duckdb
 
+from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import incidents, warehouse
 
 FIRST = date(2026, 10, 1)
@@ -45,7 +46,7 @@ def stored(conn) -> dict:
 
 
 def rebuild(conn) -> dict:
-    return incidents.rebuild(conn, incidents.Thresholds(), 1.0, 7)
+    return incidents.rebuild(conn, CachemeterSettings().incident_thresholds(), 1.0, 7)
 
 
 def test_a_second_pass_over_unchanged_evidence_judges_no_series_and_equals_a_full_recompute(tmp_path):
