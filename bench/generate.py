@@ -5,6 +5,11 @@ Messages, 10% Gemini, 10% Bedrock Converse), long-tailed prompt lengths (log-nor
 3,000 tokens), prefix families whose hit rates range from 0% to 95%, and a rotating-preamble incident
 in a few families from the middle day on. Deterministic for a seed; written day by day, line by line,
 so memory stays flat whatever N is.
+
+``--bodies`` wraps each record in a gateway/tracing envelope that also carries the logged request
+(system prompts of 2-30 KB, tools lists, multi-turn histories, families sharing openings at different
+depths, rotating preambles; see ``bodies.py``), about 15 KB a record; the usage rows stay the same
+families, formats and hit rates, with prompt tokens taken from the bodies' length.
 """
 
 from __future__ import annotations
@@ -14,8 +19,12 @@ import gzip
 import json
 import math
 import random
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bodies as request_bodies  # noqa: E402
 
 FIRST_DAY = datetime(2026, 10, 1, tzinfo=timezone.utc)
 FORMATS = [("openai_chat", 0.30), ("openai_responses", 0.20), ("anthropic", 0.30), ("gemini", 0.10), ("bedrock", 0.10)]
@@ -58,10 +67,15 @@ def body(fmt: str, prompt: int, cached: int, written: int, output: int, rid: str
         "outputTokens": output, "totalTokens": prompt + output}}
 
 
-def generate(requests: int, days: int, out: Path, seed: int = 1, gz: bool = False) -> list[Path]:
-    """Write ``requests`` records spread over ``days`` UTC days; returns the files written."""
+def generate(requests: int, days: int, out: Path, seed: int = 1, gz: bool = False, bodies: bool = False) -> list[Path]:
+    """Write ``requests`` records spread over ``days`` UTC days (with logged request bodies when ``bodies``);
+    returns the files written. The usage records are the same whether or not ``bodies`` is set, but for
+    prompt and cache tokens, which then follow the bodies (the bodies draw from their own random stream)."""
     rng = random.Random(seed)
     fams = families(rng)
+    body_rng = random.Random(seed + 1_000_003)
+    body_fams = request_bodies.families(body_rng, [f["format"] for f in fams]) if bodies else []
+    users, replies = request_bodies.turn_pools(body_rng) if bodies else ([], [])
     out.mkdir(parents=True, exist_ok=True)
     written_files = []
     per_day = [requests // days + (1 if d < requests % days else 0) for d in range(days)]
@@ -71,19 +85,34 @@ def generate(requests: int, days: int, out: Path, seed: int = 1, gz: bool = Fals
         handle = gzip.open(path, "wt", encoding="utf-8") if gz else path.open("w", encoding="utf-8")
         with handle:
             for n in range(count):
-                fam = fams[rng.randrange(len(fams))]
+                index = rng.randrange(len(fams))
+                fam = fams[index]
                 ts = day + timedelta(seconds=86399 * n / max(count, 1))
                 prompt = max(fam["opening"] + 50, int(math.exp(rng.gauss(math.log(3000), 0.8))))
                 rotating = fam["rotates"] and d >= days // 2
                 hit = not rotating and rng.random() < fam["hit_rate"]
-                cached = (fam["opening"] // 128) * 128 if hit else 0
-                written = 0 if hit or fam["format"] not in ("anthropic", "bedrock") else fam["opening"]
+                opening = fam["opening"]
+                if bodies:
+                    body_fam = body_fams[index]
+                    rotating = body_fam.rotates and d >= days // 2
+                    hit = hit and not rotating
+                    turns = request_bodies.conversation(body_rng, users, replies)
+                    system = request_bodies.system_at(body_fam, ts, rotating)
+                    opening = body_fam.shared_tokens
+                    # the rendered prompt: system (with any stamp) and tools, then the turns; ~4 chars a token
+                    prompt = opening + (len(system) - len(body_fam.system) + sum(len(t) for _, t in turns)) // 4
+                cached = (opening // 128) * 128 if hit else 0
+                written = 0 if hit or fam["format"] not in ("anthropic", "bedrock") else opening
                 output = int(math.exp(rng.gauss(math.log(300), 0.7))) + 1
                 rid = f"{d}-{n}"
                 provider, model = MODELS[fam["format"]]
                 record = {"ts": ts.isoformat().replace("+00:00", "Z"), "provider": provider, "model": model,
                           "tenant": fam["tenant"], "app": fam["app"], "request_id": rid,
                           "response": body(fam["format"], prompt, cached, written, output, rid, ts)}
+                if bodies:
+                    logged = request_bodies.request(fam["format"], model, body_fam, system, turns)
+                    record = request_bodies.envelope(body_rng, record, logged, replies[body_rng.randrange(len(replies))],
+                                                     fam["format"])
                 handle.write(json.dumps(record, separators=(",", ":")) + "\n")
         written_files.append(path)
     return written_files
@@ -96,8 +125,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--gzip", action="store_true")
+    parser.add_argument("--bodies", action="store_true", help="log each request body too (see bodies.py)")
     args = parser.parse_args()
-    files = generate(args.requests, args.days, args.out, args.seed, args.gzip)
+    files = generate(args.requests, args.days, args.out, args.seed, args.gzip, args.bodies)
     print(json.dumps({"requests": args.requests, "days": args.days, "files": len(files),
                       "bytes": sum(f.stat().st_size for f in files)}))
 

@@ -16,6 +16,10 @@ seconds of ``cachemeter run`` for one new day (``--requests`` of them) added to 
 already holds H earlier days of the same size, against the same day run alone on an empty warehouse
 (target ratio at most 1.2: the cost grows with the new day, not with history).
 
+With ``--bodies`` the logs carry the logged request bodies (``generate.py --bodies``, about 22 KB a
+record) and the line reports the body path the same way: wall seconds, the ratio to DuckDB's bare
+parse of the same files (measured side by side, alternating), rows per second, the peer and peak RSS.
+
 With ``--floor`` it measures what no run of this design can avoid (``floor_seconds``: the fast lane
 normalising the logs, one write of their rows, and a run on one line) against the bare parse.
 
@@ -186,6 +190,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="alternate the bare parse, the pipeline run and the peer this many times and report medians "
                              "(this shared machine varies by a third between runs)")
+    parser.add_argument("--bodies", action="store_true",
+                        help="logs with request bodies (generate.py --bodies): measures the prefix-fingerprint path")
     parser.add_argument("--floor", action="store_true",
                         help="measure instead the floor of a run: the fast lane, one write of the rows and a "
                              "one-line run, against the bare parse (see floor_seconds)")
@@ -196,14 +202,15 @@ def main() -> None:
     if args.history_days:
         print(json.dumps(incremental(args.requests, args.history_days, args.workdir)))
         return
-    logs = args.workdir / f"logs-{args.requests}-{args.days}"
+    name = f"{'bodies-' if args.bodies else ''}{args.requests}-{args.days}"
+    logs = args.workdir / f"logs-{name}"
     if not logs.exists():
-        generate.generate(args.requests, args.days, logs)
+        generate.generate(args.requests, args.days, logs, bodies=args.bodies)
     size = sum(p.stat().st_size for p in logs.iterdir())
-    db = args.workdir / f"w-{args.requests}-{args.days}.duckdb"
+    db = args.workdir / f"w-{name}.duckdb"
     parses, walls, peers, rss = [], [], [], 0
     for _ in range(max(args.repeat, 1)):  # parse, run and peer alternate, so a slow spell hits all three
-        for stale in args.workdir.glob(f"w-{args.requests}-{args.days}*"):
+        for stale in args.workdir.glob(f"w-{name}.duckdb*"):
             stale.unlink()
         parses.append(bare_parse_seconds(logs))
         wall, rss = pipeline_seconds(logs, db)  # peak RSS of any run so far
@@ -211,7 +218,7 @@ def main() -> None:
         peers.append(peer_rows_per_second(logs))
     parse, wall, peer = statistics.median(parses), statistics.median(walls), statistics.median(peers)
     ours = args.requests / wall
-    line = {"requests": args.requests, "days": args.days, "bytes": size, "wall_seconds": round(wall, 2),
+    line = {"requests": args.requests, "days": args.days, "bodies": args.bodies, "bytes": size, "wall_seconds": round(wall, 2),
             "parse_seconds": round(parse, 2), "ratio_to_parse": round(wall / parse, 2),
             "rows_per_second": round(ours), "peer_rows_per_second": round(peer),
             "speedup_vs_peer": round(ours / peer, 2), "peak_rss_bytes": rss}

@@ -83,3 +83,48 @@ def test_floor_mode_measures_the_lane_one_write_and_a_one_line_run(tmp_path):
     assert line["floor_ratio_to_parse"] > 1  # the floor holds a whole (one-line) run
     (one_line,) = (tmp_path / "floor-one-line").iterdir()
     assert len(one_line.read_text().splitlines()) == 1
+
+
+def test_body_generator_is_deterministic_and_logs_realistic_requests(tmp_path):
+    sys.path.insert(0, str(REPO / "bench"))
+    import generate
+    from pipelines.lib import fingerprints
+
+    first = generate.generate(120, 2, tmp_path / "a", seed=5, bodies=True)
+    second = generate.generate(120, 2, tmp_path / "b", seed=5, bodies=True)
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
+    records = [json.loads(line) for p in first for line in p.read_text().splitlines()]
+    assert len(records) == 120 and {r["provider"] for r in records} == {"openai", "anthropic", "gemini", "bedrock"}
+    assert all(r["gateway"]["status"] == 200 and len(r["trace"]["trace_id"]) == 32 for r in records)
+    rendered = [fingerprints.render(r["request"]) for r in records]
+    assert all(2048 <= len(system) <= 30720 + 40 for system, _, _ in rendered)  # 2-30 KB (+ a rotating stamp)
+    assert any(tools for _, tools, _ in rendered) and not all(tools for _, tools, _ in rendered)
+    assert max(len(r["request"].get("messages") or r["request"].get("contents") or r["request"].get("input"))
+               for r in records) >= 5  # multi-turn histories
+    # the usage follows the bodies: prompt tokens about the rendered characters / 4
+    for record, (_, _, text) in zip(records[:20], rendered[:20]):
+        usage = record["response"].get("usage") or record["response"]["usageMetadata"]
+        prompt = usage.get("prompt_tokens", usage.get("input_tokens", usage.get("promptTokenCount", usage.get("inputTokens"))))
+        if record["provider"] in ("anthropic", "bedrock"):
+            prompt += sum(v for k, v in usage.items() if k.startswith("cache") and isinstance(v, int))
+        assert abs(prompt - len(text) / 4) <= len(text) / 20
+    # rotating preambles: on the second (middle) day some family writes the request time into its system prompt
+    stamped = {r["app"] for r, (system, _, _) in zip(records, rendered) if "Current time: 2026-10-02T" in system}
+    assert stamped and not any("Current time: 2026-10-01T" in system for system, _, _ in rendered)
+    # openings shared at different depths: families of different apps share their first 256 but not all 4,096 chars
+    by_app = {r["app"]: fingerprints.from_rendered(*parts) for r, parts in zip(records, rendered)}
+    depths = {min(len(a.opening_hashes), len(b.opening_hashes),
+                  next((i for i, (x, y) in enumerate(zip(a.opening_hashes, b.opening_hashes)) if x != y), 99))
+              for name_a, a in by_app.items() for name_b, b in by_app.items() if name_a < name_b}
+    assert len(depths - {0}) >= 3
+
+
+def test_harness_measures_the_body_path(tmp_path):
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "run.py"), "--requests", "40", "--bodies",
+                           "--workdir", str(tmp_path)], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = json.loads(done.stdout.strip().splitlines()[-1])
+    assert line["requests"] == 40 and line["bodies"] is True and line["bytes"] > 40 * 4000
+    assert line["ratio_to_parse"] > 1 and line["rows_per_second"] > 0 and line["peak_rss_bytes"] > 0
+    (logs,) = [p for p in tmp_path.iterdir() if p.name.startswith("logs-bodies-")]
+    assert all('"request":' in line for p in logs.iterdir() for line in p.read_text().splitlines())

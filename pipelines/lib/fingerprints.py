@@ -28,9 +28,12 @@ from dataclasses import dataclass
 
 OPENING_BOUNDARIES_CHARS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 FAMILY_CHARS = 512  # the prefix family of a request with a body: hash of its first 512 characters
+# (OPENING_BOUNDARIES_CHARS[1], so the family is the second opening hash when the text reaches it)
 CHARS_PER_TOKEN = 4  # estimate used to express character offsets in tokens
 RESYNC_WINDOW = 512  # characters after the first difference searched for where the texts agree again
 RESYNC_RUN = 16  # characters that must agree for the texts to count as realigned
+_PREFIX_BLOCK = 4096  # characters compared at a time when looking for the first difference
+_ANCHOR = RESYNC_RUN // 2  # every run of RESYNC_RUN characters contains a piece this long starting at a multiple of it
 
 
 @dataclass(frozen=True)
@@ -100,13 +103,33 @@ def fingerprint(request: dict) -> Fingerprint:
 
 def from_rendered(system: str, tools_json: str, text: str) -> Fingerprint:
     """The fingerprint of an already rendered prompt (``render``'s three parts)."""
+    openings = opening_hashes(text)
     return Fingerprint(
         system_sha=_sha(system) if system else None,
         tools_sha=_sha(tools_json) if tools_json else None,
-        opening_hashes=[_sha(text[:b]) for b in OPENING_BOUNDARIES_CHARS if len(text) >= b],
+        opening_hashes=openings,
         rendered_chars=len(text),
-        family="fp:" + _sha(text[:FAMILY_CHARS]),
+        family="fp:" + (openings[1] if len(openings) > 1 else _sha(text[:FAMILY_CHARS])),
     )
+
+
+def opening_hashes(text: str) -> list[str]:
+    """``_sha(text[:b])`` for each of ``OPENING_BOUNDARIES_CHARS`` the text reaches, in one pass.
+
+    One running SHA-256 is fed the text boundary by boundary and copied at each, so the leading
+    32,768 characters are encoded and hashed once (hashing each prefix anew cost twice the bytes, and
+    an encode per prefix). UTF-8 (with surrogatepass) encodes character by character, so the pieces'
+    bytes are the prefix's bytes and the hashes are ``_sha``'s.
+    """
+    running = hashlib.sha256()
+    out, done = [], 0
+    for boundary in OPENING_BOUNDARIES_CHARS:
+        if len(text) < boundary:
+            break
+        running.update(text[done:boundary].encode("utf-8", "surrogatepass"))
+        done = boundary
+        out.append(running.copy().hexdigest()[:16])
+    return out
 
 
 def divergence(previous: str, current: str) -> tuple[int, str]:
@@ -132,14 +155,19 @@ def divergence(previous: str, current: str) -> tuple[int, str]:
 def common_prefix_chars(previous: str, current: str) -> int:
     """How many leading characters the two texts share.
 
-    A binary search over slice comparisons (each one C-level memory compare), not a loop over
-    characters: logged prompts share thousands of leading characters, and a Python loop over them cost
-    about 0.7 ms per request.
+    Blocks of ``_PREFIX_BLOCK`` characters are compared until one differs, then a binary search over
+    slice comparisons inside it (each one C-level memory compare), not a loop over characters: logged
+    prompts share thousands of leading characters, and a Python loop over them cost about 0.7 ms per
+    request (a binary search over the whole texts copied about 30 slices of up to their length).
     """
-    low, high = 0, min(len(previous), len(current))
+    limit = min(len(previous), len(current))
+    low = 0
+    while low + _PREFIX_BLOCK <= limit and previous[low:low + _PREFIX_BLOCK] == current[low:low + _PREFIX_BLOCK]:
+        low += _PREFIX_BLOCK
+    base, high = low, min(low + _PREFIX_BLOCK, limit)  # the texts agree before base
     while low < high:
         middle = (low + high + 1) // 2
-        if previous[:middle] == current[:middle]:
+        if previous[base:middle] == current[base:middle]:
             low = middle
         else:
             high = middle - 1
@@ -149,16 +177,102 @@ def common_prefix_chars(previous: str, current: str) -> int:
 def _realign(previous: str, current: str) -> int:
     """Characters of ``current`` before the two texts agree again on a run of ``RESYNC_RUN`` characters.
 
-    The first offset of ``current`` whose next ``RESYNC_RUN`` characters occur in ``previous``, found
-    with a set of ``previous``'s runs (linear in the window). difflib's ``SequenceMatcher`` answered
-    the same question through longest-match search at about 10 ms per request: 90% of staging a log
-    with request bodies.
+    The first offset of ``current`` whose next ``RESYNC_RUN`` characters occur in ``previous``
+    (``len(current)`` when none does). difflib's ``SequenceMatcher`` answered the same question
+    through longest-match search at about 10 ms per request, and a set of ``previous``'s runs at
+    about 0.4 ms; here it is substring search (C-level ``in``): the run at offset o contains the
+    ``_ANCHOR``-character piece of ``current`` starting at the first multiple of ``_ANCHOR`` at or
+    after o, so only the offsets whose piece occurs in ``previous`` are checked run by run.
     """
-    runs = {previous[i:i + RESYNC_RUN] for i in range(len(previous) - RESYNC_RUN + 1)}
-    for offset in range(len(current) - RESYNC_RUN + 1):
-        if current[offset:offset + RESYNC_RUN] in runs:
-            return offset
+    last = len(current) - RESYNC_RUN
+    for anchor in range(0, last + _ANCHOR, _ANCHOR):
+        if current[anchor:anchor + _ANCHOR] not in previous:
+            continue  # no run at offsets anchor - _ANCHOR + 1 .. anchor occurs in previous
+        for offset in range(max(anchor - _ANCHOR + 1, 0), min(anchor, last) + 1):
+            if current[offset:offset + RESYNC_RUN] in previous:
+                return offset
     return len(current)
+
+
+_SCAN = json.JSONDecoder().scan_once  # the C scanner json.loads uses: (value, end) of the JSON value at an index
+_WS = re.compile(r"[ \t\n\r]*")  # JSON whitespace, as json.loads skips it
+# a lone surrogate escape: Python's JSON reader takes it, DuckDB's calls the line malformed (only looked
+# for where a "\u" escape occurs: a regex over every body cost more than the normaliser saved)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def parse_object(line: str) -> tuple[dict, dict[str, tuple[int, int]]] | None:
+    """``json.loads(line)`` of a JSON object, with where each top-level key's value lies in ``line``.
+
+    Returns ``(record, spans)``, ``spans[key] = (start, end)`` of the value's text (a key given twice
+    has no span: which copy a reader keeps is its own choice); None when ``line`` is not a JSON object
+    this walk reads (json.loads then decides, and raises for malformed text). The values are read by
+    json's own C scanner, key by key, as ``json.loads`` reads them: the same record, one parse.
+    """
+    ws = _WS.match
+    index = ws(line, 0).end()
+    if line[index:index + 1] != "{":
+        return None
+    index = ws(line, index + 1).end()
+    record: dict = {}
+    spans: dict[str, tuple[int, int]] = {}
+    try:
+        if line[index:index + 1] == "}":
+            index += 1
+        else:
+            while True:
+                if line[index:index + 1] != '"':
+                    return None
+                key, index = _SCAN(line, index)
+                index = ws(line, index).end()
+                if line[index:index + 1] != ":":
+                    return None
+                start = ws(line, index + 1).end()
+                value, index = _SCAN(line, start)
+                if key in record:
+                    spans.pop(key, None)  # given twice: no span
+                else:
+                    spans[key] = (start, index)
+                record[key] = value
+                index = ws(line, index).end()
+                if line[index:index + 1] == ",":
+                    index = ws(line, index + 1).end()
+                    continue
+                if line[index:index + 1] != "}":
+                    return None
+                index += 1
+                break
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    return (record, spans) if ws(line, index).end() == len(line) else None
+
+
+def without_request_body(line: str, record: dict, spans: dict[str, tuple[int, int]]) -> str | None:
+    """``line`` with its logged request body cut down to what the usage normaliser reads of it.
+
+    The normaliser reads one field of a request (``$.request.prompt_cache_key``, OpenAI's explicit
+    prefix key); the rest of a body (often tens of KB of prompt) only costs it parses. The value of
+    ``"request"`` becomes ``{}``, or ``{"prompt_cache_key": <its text as written>}``; every other byte
+    of the line stays. Returns None (keep the line whole) when the line has no request object of its
+    own span, or its text holds what Python's and DuckDB's JSON readers judge differently (a
+    surrogate escape, which DuckDB rejects unpaired: a line malformed for the normaliser stays
+    malformed; NaN, Infinity and huge numbers both take), or the word ``"error"``, which the
+    normaliser's quarantine excerpt looks for anywhere in a line.
+    """
+    span = spans.get("request")
+    if span is None or not isinstance(record.get("request"), dict):
+        return None
+    text = line[span[0]:span[1]]
+    if '"error"' in text or ("\\u" in text and _SURROGATE_ESCAPE.search(text)):
+        return None
+    kept = "{}"
+    if "prompt_cache_key" in record["request"]:
+        parsed = parse_object(text)
+        key_span = parsed[1].get("prompt_cache_key") if parsed else None
+        if key_span is None:
+            return None
+        kept = '{"prompt_cache_key":' + text[key_span[0]:key_span[1]] + "}"
+    return line[:span[0]] + kept + line[span[1]:]
 
 
 def _is_boundary(char: str) -> bool:
@@ -176,15 +290,16 @@ def describe_span(span: str) -> str:
     """Character classes and length of a span, with a guess at what it is; the span itself is not returned."""
     if not span:
         return "nothing (one text ends where the other goes on)"
+    chars = set(span)  # the class tests look at each distinct character once (spans run to hundreds of characters)
     looks_like_time = bool(_TIMESTAMP.match(span.replace("T", " ").rstrip("Z"))) and sum(c.isdigit() for c in span) >= 4
     classes = []
-    if any(c.isdigit() for c in span):
+    if any(c.isdigit() for c in chars):
         classes.append("digits")
-    if any(c.isalpha() for c in span) and not looks_like_time:  # the T and Z of ISO-8601 are separators
+    if any(c.isalpha() for c in chars) and not looks_like_time:  # the T and Z of ISO-8601 are separators
         classes.append("letters")
-    if any(c.isspace() for c in span):
+    if any(c.isspace() for c in chars):
         classes.append("spaces")
-    if any(not (c.isalnum() or c.isspace()) for c in span) or (looks_like_time and ("T" in span or "Z" in span)):
+    if any(not (c.isalnum() or c.isspace()) for c in chars) or (looks_like_time and ("T" in chars or "Z" in chars)):
         classes.append("separators")
     shape = " and ".join([", ".join(classes[:-1]), classes[-1]] if len(classes) > 1 else classes)
     if len(span) > 200:
@@ -197,7 +312,7 @@ def describe_span(span: str) -> str:
         guess = "a timestamp inside text"
     elif _UUID.match(span) or (_HEX.match(span) and len(span) >= 12 and any(c.isdigit() for c in span)):
         guess = "a request id or hash"
-    elif all(c.isalpha() or c.isspace() for c in span):
+    elif all(c.isalpha() or c.isspace() for c in chars):
         guess = "a name or word"
     else:
         guess = "a changing value"

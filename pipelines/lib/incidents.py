@@ -3,9 +3,11 @@
 A series (provider, model, tenant, app) is a small state machine over its complete days, so this is
 a Python pass rather than SQL: whether a day opens an incident depends on the baseline, which only
 reads days outside earlier incidents, and while an incident is open its baseline stays frozen
-(a window function cannot carry that state). The pass reads every stored series day once per run
-(tens of thousands of rows for months of a few hundred series: well under a second), so a one-go
-build and thirty nightly runs compute the same incidents from the same evidence.
+(a window function cannot carry that state). A series' lifecycle depends on nothing but its own
+days, how many of them are complete and the thresholds, so a run judges again only the series whose
+inputs changed (``stage.incident_series`` records them with the series' incidents); the others keep
+their stored evaluations and incidents, which judging them again would give. A one-go build and
+thirty nightly runs compute the same incidents from the same evidence.
 
 Judging a series day d (``evaluate_series``):
 
@@ -33,8 +35,9 @@ Judging a series day d (``evaluate_series``):
 from __future__ import annotations
 
 import hashlib
+import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 
@@ -323,25 +326,18 @@ def rebuild(conn, t: Thresholds, lag_hours: float, roi_window_days: int) -> dict
     """Recompute marts.cache_incidents, marts.cache_incident_events and marts.series_evaluations.
 
     Reads marts.series_days, marts.cache_alerts and the newest request time of core.usage; an incident
-    stored before but not found now gets a ``retracted`` event. Run inside the caller's transaction.
-    Returns counts: ``{"open": n, "resolved": n, "retracted": n, "last_complete_day": date | None}``.
+    stored before but not found now gets a ``retracted`` event. Series whose days, complete days and
+    thresholds are those recorded in ``stage.incident_series`` are not judged again
+    (``_series_incidents``). Run inside the caller's transaction. Returns counts: ``{"open": n,
+    "resolved": n, "retracted": n, "last_complete_day": date | None, "judged_series": n,
+    "judged_days": n, "kept_series": n}`` (series and series days judged by this run, series kept).
     """
     import pyarrow as pa
 
     from pipelines.lib.sql import statement
 
     last_complete = last_complete_day(conn.execute(statement("alerts/incidents__watermark")).fetchone()[0], lag_hours)
-    by_series: dict[tuple, list[SeriesDay]] = {}
-    for provider, model, tenant, app, *values in conn.execute(statement("alerts/incidents__series_days")).fetchall():
-        by_series.setdefault((provider, model, tenant, app), []).append(SeriesDay(*values))
-    evaluations, incidents = [], []
-    for (provider, model, tenant, app), days in by_series.items():
-        scope = {"provider": provider, "model": model, "tenant": tenant, "app": app}
-        rows, found = evaluate_series(scope, days, last_complete, t)
-        evaluations += rows
-        for incident in found:
-            incident.scope["prefix_family"] = None
-        incidents += found
+    incidents, judged = _series_incidents(conn, t, last_complete, pa)
     cursor = conn.execute(statement("alerts/incidents__rule_alerts"))
     columns = [d[0] for d in cursor.description]
     alerts = [dict(zip(columns, row)) for row in cursor.fetchall()]
@@ -360,18 +356,95 @@ def rebuild(conn, t: Thresholds, lag_hours: float, roi_window_days: int) -> dict
     old = dict(conn.execute(statement("alerts/cache_incidents__keys")).fetchall())
     conn.execute(statement("alerts/cache_incidents__delete"))
     conn.execute(statement("alerts/cache_incident_events__delete_derived"))
-    conn.execute(statement("alerts/series_evaluations__delete"))
     _insert(conn, "alerts/cache_incidents__insert", "incidents_frame", [i.row() for i in incidents], INCIDENT_TYPES, pa)
     _insert(conn, "alerts/cache_incident_events__insert", "events_frame",
             [e for i in incidents for e in i.events], EVENT_TYPES, pa)
-    _insert(conn, "alerts/series_evaluations__insert", "evaluations_frame", evaluations, EVALUATION_TYPES, pa)
     conn.execute(statement("alerts/cache_incidents__update_roi_lost"), {"roi_window_days": roi_window_days})
     kept = {i.incident_key for i in incidents}
     retracted = [{"incident_key": key, "day": day} for key, day in old.items() if key not in kept]
     _insert(conn, "alerts/cache_incident_events__insert_retracted", "retracted_frame", retracted,
             {"incident_key": "string", "day": "date"}, pa)
     return {"open": sum(i.resolved_day is None for i in incidents), "resolved": sum(i.resolved_day is not None for i in incidents),
-            "retracted": len(retracted), "last_complete_day": last_complete}
+            "retracted": len(retracted), "last_complete_day": last_complete, **judged}
+
+
+SERIES = ("provider", "model", "tenant", "app")
+
+
+def _series_incidents(conn, t: Thresholds, last_complete: date | None, pa) -> tuple[list[Incident], dict]:
+    """Every series' hit-rate incidents (before causes are attached), judging only the series whose inputs changed.
+
+    A series' inputs: the digest of its days (``alerts/incidents__series_inputs.sql``), how many are
+    complete, the last complete day when some are held (their reason names it) and the thresholds.
+    Changed series are judged (``evaluate_series``), their evaluations replaced in
+    marts.series_evaluations and their inputs and incidents recorded in stage.incident_series; series
+    that no longer have days lose both; the others' incidents are read back from stage.incident_series.
+    Returns the incidents in series order and the counts ``judged_series``, ``judged_days``, ``kept_series``.
+    """
+    from pipelines.lib.sql import statement
+
+    current: dict[tuple, str] = {}
+    for provider, model, tenant, app, digest, days, complete in conn.execute(
+            statement("alerts/incidents__series_inputs"), {"last_complete": last_complete}).fetchall():
+        held_until = last_complete.isoformat() if last_complete is not None and complete < days else ""
+        current[(provider, model, tenant, app)] = f"{digest};complete={complete};held_until={held_until};{t!r}"
+    recorded = {tuple(row[:4]): row[4:] for row in conn.execute(
+        "select provider, model, tenant, app, inputs, incidents_json from stage.incident_series").fetchall()}
+    if not recorded:  # nothing recorded (a warehouse from before the record was kept): every series is judged anew
+        conn.execute(statement("alerts/series_evaluations__delete_all"))
+    changed = [key for key, inputs in current.items() if recorded.get(key, (None,))[0] != inputs]
+    gone = [key for key in recorded if key not in current]
+    keys = pa.table({name: pa.array([key[i] for key in changed + gone], pa.string()) for i, name in enumerate(SERIES)})
+    conn.register("series_keys", keys)
+    try:
+        by_series: dict[tuple, list[SeriesDay]] = {}
+        for provider, model, tenant, app, *values in conn.execute(statement("alerts/incidents__series_days")).fetchall():
+            by_series.setdefault((provider, model, tenant, app), []).append(SeriesDay(*values))
+        conn.execute(statement("alerts/series_evaluations__delete"))
+        conn.execute(statement("alerts/incident_series__delete"))
+    finally:
+        conn.unregister("series_keys")
+    evaluations, judged, incidents = [], [], []
+    for key in current:
+        if key not in by_series:  # unchanged: as judged before
+            incidents += [_incident_from_json(value) for value in json.loads(recorded[key][1])]
+            continue
+        rows, found = evaluate_series(dict(zip(SERIES, key)), by_series[key], last_complete, t)
+        for incident in found:
+            incident.scope["prefix_family"] = None
+        evaluations += rows
+        judged.append({**dict(zip(SERIES, key)), "inputs": current[key],
+                       "incidents_json": json.dumps([asdict(i) for i in found], default=_json_value)})
+        incidents += found
+    _insert(conn, "alerts/series_evaluations__insert", "evaluations_frame", evaluations, EVALUATION_TYPES, pa)
+    _insert(conn, "alerts/incident_series__insert", "incident_series_in", judged,
+            {**{name: "string" for name in SERIES}, "inputs": "string", "incidents_json": "string"}, pa)
+    return incidents, {"judged_series": len(judged), "judged_days": sum(len(by_series[k]) for k in by_series),
+                       "kept_series": len(current) - len(judged)}
+
+
+def _json_value(value):
+    """JSON of the values an Incident holds besides JSON's own: exact decimals and dates."""
+    if isinstance(value, Decimal):
+        return {"$decimal": str(value)}
+    if isinstance(value, date):
+        return {"$date": value.isoformat()}
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def _incident_from_json(value: dict) -> Incident:
+    """The Incident that ``_json_value`` wrote as ``value`` (floats round-trip exactly through JSON)."""
+    def back(v):
+        if isinstance(v, dict):
+            if set(v) == {"$decimal"}:
+                return Decimal(v["$decimal"])
+            if set(v) == {"$date"}:
+                return date.fromisoformat(v["$date"])
+            return {k: back(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [back(x) for x in v]
+        return v
+    return Incident(**back(value))
 
 
 def _absorb_causes(incidents: list[Incident], rotating: list[dict]) -> dict[str, dict]:

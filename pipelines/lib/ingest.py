@@ -236,12 +236,13 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
                 if records.num_rows == 0:
                     continue
             top = max(top, pc.max(records["source_line"]).as_py())
-            chunk = containers.reshape(records)
+            chunk_prints, chunk = _fingerprint_chunk(containers.reshape(records), log.defaults, last_text_by_app)
             pending.append(chunk)
-            chunk_prints = _fingerprint_chunk(chunk, log.defaults, last_text_by_app)
             if chunk_prints is not None:
                 _register_and_run(conn, "fingerprints_in", chunk_prints, "ingest/file_fingerprints__insert")
-            if len(logs) == 1 or sum(t.nbytes for t in pending) >= CHUNK_BYTES:
+            # by size, not per chunk read: each pass of the normaliser costs about 0.4 s however few its
+            # rows, and a chunk whose request bodies were cut holds a tenth of the bytes it was read with
+            if sum(t.nbytes for t in pending) >= CHUNK_BYTES:
                 _normalise(conn, pending, params)
                 pending = []
         for item in found:
@@ -546,27 +547,35 @@ def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024) -> int:
     return count + (last != b"\n")
 
 
-def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) -> pa.Table | None:
-    """Fingerprints of the chunk's envelopes that carry a request body (None when there are none).
+def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) -> tuple[pa.Table | None, pa.Table]:
+    """Fingerprints of the chunk's envelopes that carry a request body (None when there are none), and
+    the chunk with those bodies cut down to what the usage normaliser reads of them
+    (``fingerprints.without_request_body``: a logged prompt of tens of KB was parsed by it several
+    times over, for one field).
 
     The divergence is measured against the previous request of the same (tenant, app) earlier in
     the file (file order, which is arrival order for appended logs); only that one text per app is
     held in memory, and no text leaves this function.
     """
-    with_request = chunk.filter(pc.and_(pc.equal(chunk["source_item"], 0), pc.match_substring(chunk["line"], '"request"')))
+    has_request = pc.and_(pc.equal(chunk["source_item"], 0), pc.match_substring(chunk["line"], '"request"'))
+    with_request = chunk.filter(has_request)
     if with_request.num_rows == 0:
-        return None
+        return None, chunk
     columns: dict[str, list] = {name: [] for name in (
         "source_line", "family", "system_sha", "tools_sha", "opening_hashes", "rendered_chars",
         "divergence_offset_chars", "divergence_span")}
+    lines_out: list[str] = []
     for line_no, line in zip(with_request["source_line"].to_pylist(), with_request["line"].to_pylist()):
+        lines_out.append(line)
+        parsed = fingerprints.parse_object(line)
         try:
-            record = json.loads(line)
+            record, spans = parsed if parsed is not None else (json.loads(line), {})
         except (ValueError, RecursionError):
             continue  # quarantined by the SQL normalisation
         request = record.get("request") if isinstance(record, dict) else None
         if not isinstance(request, dict) or not isinstance(record.get("response"), dict):
             continue
+        lines_out[-1] = fingerprints.without_request_body(line, record, spans) or line
         system, tools_json, text = fingerprints.render(request)
         found = fingerprints.from_rendered(system, tools_json, text)
         app_key = (record.get("tenant", defaults.get("tenant")), record.get("app", defaults.get("app")))
@@ -578,12 +587,15 @@ def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) 
                             ("rendered_chars", found.rendered_chars), ("divergence_offset_chars", offset),
                             ("divergence_span", span)):
             columns[name].append(value)
+    mask = has_request.combine_chunks() if isinstance(has_request, pa.ChunkedArray) else has_request
+    chunk = chunk.set_column(chunk.schema.get_field_index("line"), "line",
+                             pc.replace_with_mask(chunk["line"].combine_chunks(), mask, pa.array(lines_out, chunk["line"].type)))
     if not columns["source_line"]:
-        return None
+        return None, chunk
     return pa.table({**columns, "source_line": pa.array(columns["source_line"], pa.int64()),
                      "rendered_chars": pa.array(columns["rendered_chars"], pa.int64()),
                      "divergence_offset_chars": pa.array(columns["divergence_offset_chars"], pa.int64()),
-                     "opening_hashes": pa.array(columns["opening_hashes"], pa.list_(pa.string()))})
+                     "opening_hashes": pa.array(columns["opening_hashes"], pa.list_(pa.string()))}), chunk
 
 
 def _describe_malformed(conn: duckdb.DuckDBPyConnection, chunk: pa.Table) -> None:

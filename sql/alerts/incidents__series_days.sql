@@ -1,6 +1,10 @@
--- Every stored series day, the evidence of the hit-rate incident rule (pipelines/lib/incidents.py),
--- grouped by series and in day order.
-select provider, model, tenant, app, day, requests, prompt_tokens, cache_read_tokens, read_discount_usd
-from marts.series_days
-where prompt_tokens > 0
-order by provider, model nulls first, tenant, app, day;
+-- The stored days of the series in the registered relation series_keys (provider, model, tenant, app),
+-- the evidence of the hit-rate incident rule (pipelines/lib/incidents.py), grouped by series and in
+-- day order.
+select d.provider, d.model, d.tenant, d.app, d.day, d.requests, d.prompt_tokens, d.cache_read_tokens, d.read_discount_usd
+from marts.series_days d
+where d.prompt_tokens > 0
+  and exists (select 1 from series_keys k
+              where d.provider is not distinct from k.provider and d.model is not distinct from k.model
+                and d.tenant is not distinct from k.tenant and d.app is not distinct from k.app)
+order by d.provider, d.model nulls first, d.tenant, d.app, d.day;

@@ -68,6 +68,12 @@ def test_common_prefix_and_realignment_match_their_definitions(head, tail_a, tai
     previous, current = head + tail_a, head + tail_b + tail_a
     naive_prefix = next((i for i, (x, y) in enumerate(zip(previous, current)) if x != y), min(len(previous), len(current)))
     assert common_prefix_chars(previous, current) == naive_prefix
+    block = fingerprints._PREFIX_BLOCK
+    try:  # blocks compared whole, then a search inside the first that differs: at every block size
+        for fingerprints._PREFIX_BLOCK in (1, 3, 8):
+            assert common_prefix_chars(previous, current) == naive_prefix
+    finally:
+        fingerprints._PREFIX_BLOCK = block
     naive_realign = next((b for b in range(len(current) - RESYNC_RUN + 1) if current[b:b + RESYNC_RUN] in previous),
                          len(current))
     assert _realign(previous, current) == naive_realign
@@ -80,3 +86,91 @@ def test_an_inserted_timestamp_is_located_measured_and_named_exactly_inside_a_re
     offset, description = divergence(prompt, "Current time: 2026-11-20T10:02:02Z. " + prompt)
     assert offset == 0
     assert description == "digits, letters, spaces and separators, 34 chars: looks like a timestamp inside text"
+
+
+def test_parse_object_reads_as_json_loads_and_locates_each_value():
+    import json
+
+    line = ' {"ts" : "x", "request":{"messages":[{"content":"a \\"request\\": {"}]} ,"n":1e2,"d":1,"d":2} '
+    record, spans = fingerprints.parse_object(line)
+    assert record == json.loads(line)
+    assert line[slice(*spans["request"])] == '{"messages":[{"content":"a \\"request\\": {"}]}'
+    assert line[slice(*spans["n"])] == "1e2" and "d" not in spans  # a key given twice has no span
+    for bad in ('{"a":1,}', '{"a":1} x', '[1]', '{"a" 1}', '{"a":1 "b":2}'):
+        assert fingerprints.parse_object(bad) is None
+
+
+def request_lines() -> list[str]:
+    """Envelopes with request bodies of each provider shape, and the cases the cut must leave whole."""
+    import json
+
+    usage = {"prompt_tokens": 1300, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 1024}}
+    chat_body = {"model": "gpt-4.1", "messages": [{"role": "system", "content": "Rules. " * 300},
+                                                  {"role": "user", "content": 'say "request": {} é \u2028'}]}
+
+    def envelope(n, request, response=None, **extra):
+        return {"ts": f"2026-11-20T10:00:{n:02d}Z", "provider": "openai", "model": "gpt-4.1", "app": "a",
+                "request_id": f"r{n}", **extra, "request": request,
+                "response": response or {"id": f"r{n}", "object": "chat.completion", "usage": usage}}
+
+    lines = [json.dumps(envelope(0, chat_body)),
+             json.dumps(envelope(1, {**chat_body, "prompt_cache_key": "tenant-key-1"})),
+             json.dumps(envelope(2, {**chat_body, "prompt_cache_key": 7})).replace('"prompt_cache_key": 7', '"prompt_cache_key": 7E1'),
+             json.dumps(envelope(3, {**chat_body, "prompt_cache_key": "k3"})).replace("prompt_cache_key", "prompt\\u005fcache_key"),
+             json.dumps(envelope(4, {**chat_body, "tools": [{"name": "error", "parameters": {"error": {}}}]},
+                                 {"id": "r4", "object": "chat.completion", "usage": {**usage, "prompt_tokens": "12"}})),
+             json.dumps(envelope(5, chat_body, {"id": "r5", "object": "chat.completion", "usage": {**usage, "prompt_tokens": -3}})),
+             json.dumps(envelope(6, {**chat_body, "temperature": float("nan")})),  # NaN: both readers take it
+             json.dumps(envelope(7, {**chat_body, "seed": 1e300})).replace("1e+300", "1e999"),
+             json.dumps(envelope(14, {**chat_body, "user": "x\ud800y"})),  # an unpaired surrogate: malformed for DuckDB
+             json.dumps(envelope(8, "a request that is text")),
+             json.dumps(envelope(9, chat_body))[:-1] + ', "request": {"prompt_cache_key": "second"}}',  # request twice
+             json.dumps(envelope(10, {"system": [{"type": "text", "text": "Anthropic rules. " * 200}],
+                                      "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]},
+                                 {"id": "m10", "type": "message", "model": "claude-sonnet-4-5",
+                                  "usage": {"input_tokens": 900, "output_tokens": 5, "cache_read_input_tokens": 0,
+                                            "cache_creation_input_tokens": 0}}, provider="anthropic", model="claude-sonnet-4-5"),
+                        indent=1),
+             json.dumps(envelope(11, {"contents": [{"role": "user", "parts": [{"text": "Gemini prompt " * 100}]}]},
+                                 {"responseId": "g11", "modelVersion": "gemini-2.5-flash",
+                                  "usageMetadata": {"promptTokenCount": 400, "candidatesTokenCount": 3}},
+                                 provider="gemini", model="gemini-2.5-flash")).replace(": ", " :  "),
+             '{"ts": "2026-11-20T10:00:12Z", "request": {"messages": [}, "response": {}}',  # malformed
+             ]
+    return [line.replace("\n", " ") for line in lines]
+
+
+def test_cutting_request_bodies_leaves_every_staged_and_quarantined_row_as_the_whole_lines_give(tmp_path, monkeypatch):
+    from pipelines.lib import ingest, warehouse
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "bodies.jsonl").write_text("\n".join(request_lines()) + "\n")
+    cut = []
+    real_cut = fingerprints.without_request_body
+    monkeypatch.setattr(fingerprints, "without_request_body",
+                        lambda *args: cut.append(real_cut(*args)) or cut[-1])
+
+    def staged(name):
+        conn = warehouse.connect(tmp_path / f"{name}.duckdb")
+        ingest.stage_logs(conn, logs)
+        usage = conn.execute("select * from core.usage order by source_line").fetchall()
+        quarantine = conn.execute("select source_file, source_line, source_format, reason, raw_excerpt, * exclude "
+                                  "(source_file, source_line, source_format, reason, raw_excerpt, quarantined_at) "
+                                  "from core.quarantine order by source_line").fetchall()
+        files = conn.execute("select rows_in, rows_accepted, rows_quarantined from stage.files").fetchall()
+        conn.close()
+        return usage, quarantine, files
+
+    with_cut = staged("cut")
+    assert sum(c is not None for c in cut) == 9  # records 0-3, 5-7, 10 and 11; the others are kept whole
+    monkeypatch.setattr(fingerprints, "without_request_body", lambda *args: None)
+    whole = staged("whole")
+    assert with_cut == whole
+    usage, quarantine, files = whole
+    assert files == [(14, 10, 4)] and len(usage) == 10
+    # a string count, a negative count (its request cut) and the malformed line; the excerpt of the record
+    # whose tools name "error" carries the error object, as from its whole line
+    assert [(row[1], row[3].split(":")[0], '"error":{"code":null' in row[4]) for row in quarantine] == [
+        (5, "prompt tokens is a string, not a number (\"12\")", True), (6, "negative token count", False),
+        (9, "malformed JSON", False), (14, "malformed JSON", False)]

@@ -25,7 +25,8 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                  settings: CachemeterSettings) -> dg.MaterializeResult:
     """Recompute the window's alerts, every rule in ``RULES`` (stable ``alert_id``: re-runs never duplicate),
     then the incidents from all stored evidence (``pipelines/lib/incidents.py``: marts.cache_incidents,
-    marts.cache_incident_events, marts.series_evaluations), in the same transaction."""
+    marts.cache_incident_events, marts.series_evaluations; only series whose days changed are judged
+    again), in the same transaction."""
     params = window_params(context)
     rule_params = {**params, **settings.sql_params()}
     with warehouse_connection(duckdb) as conn:
@@ -54,7 +55,9 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     return dg.MaterializeResult(metadata={"window_rows": len(alerts), "alerts": dg.MetadataValue.md(table),
                                           "open_incidents": counts["open"], "resolved_incidents": counts["resolved"],
                                           "retracted_incidents": counts["retracted"],
-                                          "last_complete_day": str(counts["last_complete_day"])})
+                                          "last_complete_day": str(counts["last_complete_day"]),
+                                          "judged_series": counts["judged_series"], "judged_series_days": counts["judged_days"],
+                                          "kept_series": counts["kept_series"]})
 
 
 @dg.asset(key=["marts", "alert_deliveries"], deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],

@@ -1,0 +1,93 @@
+"""The incident lifecycle judges again only the series whose evidence changed (lib/incidents.py)."""
+
+import random
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+
+import duckdb
+
+from pipelines.defs.settings import CachemeterSettings
+from pipelines.lib import incidents, warehouse
+
+FIRST = date(2026, 10, 1)
+DAYS = 40
+# app -> (requests a day, token hit rate on day n): a drop that recovers, one still open at the end,
+# a steady series, a thin one (never enough requests to judge)
+SERIES = {
+    "drop": (200, lambda n: 0.2 if 20 <= n < 25 else 0.8),
+    "open": (150, lambda n: 0.1 if n >= 34 else 0.7),
+    "steady": (120, lambda n: 0.5),
+    "thin": (3, lambda n: 0.6),
+}
+
+
+def add_day(conn, app: str, n: int, rng: random.Random) -> None:
+    requests, rate = SERIES[app]
+    prompt = requests * 3000
+    read = int(prompt * min(max(rate(n) + rng.uniform(-0.03, 0.03), 0), 1))
+    conn.execute("insert into marts.series_days (day, provider, model, tenant, app, requests, prompt_tokens, "
+                 "cache_read_tokens, read_discount_usd) values ($day, 'openai', $model, 't', $app, $r, $p, $c, $usd)",
+                 {"day": FIRST + timedelta(days=n), "model": None if app == "steady" else "gpt-4.1", "app": app,
+                  "r": requests, "p": prompt, "c": read, "usd": Decimal(prompt) * Decimal("0.0000015")})
+
+
+def watermark(conn, n: int) -> None:
+    """The logs' newest request: noon of day n (so day n - 1 is the last complete one)."""
+    conn.execute("delete from core.usage")
+    conn.execute("insert into core.usage (ts, day) values ($ts, $day)",
+                 {"ts": datetime(FIRST.year, FIRST.month, FIRST.day, 12, tzinfo=timezone.utc) + timedelta(days=n),
+                  "day": FIRST + timedelta(days=n)})
+
+
+def stored(conn) -> dict:
+    return {"incidents": conn.execute("select * from marts.cache_incidents order by all").fetchall(),
+            "events": conn.execute("select * exclude (recorded_at) from marts.cache_incident_events order by all").fetchall(),
+            "evaluations": conn.execute("select * from marts.series_evaluations order by all").fetchall()}
+
+
+def rebuild(conn) -> dict:
+    return incidents.rebuild(conn, CachemeterSettings().incident_thresholds(), 1.0, 7)
+
+
+def test_a_second_pass_over_unchanged_evidence_judges_no_series_and_equals_a_full_recompute(tmp_path):
+    rng = random.Random(5)
+    conn = warehouse.prepare(duckdb.connect(":memory:"))
+    for app in SERIES:
+        for n in range(DAYS):
+            add_day(conn, app, n, rng)
+    watermark(conn, DAYS - 3)  # the last three days are held: their reason names the last complete day
+    # a rotating preamble found on the drop's first day: the drop's incident takes it as its cause
+    conn.execute("insert into marts.cache_alerts (day, rule, severity, provider, model, tenant, app, observed, baseline, "
+                 "message, divergence_offset_chars, divergence_offset_tokens) values ($d, 'rotating_preamble', 'critical', "
+                 "'openai', 'gpt-4.1', 't', 'drop', 0.2, 0.8, 'rotating preamble', 1200, 300)",
+                 {"d": FIRST + timedelta(days=20)})
+
+    first = rebuild(conn)
+    assert (first["judged_series"], first["judged_days"], first["kept_series"]) == (4, 4 * DAYS, 0)
+    once = stored(conn)
+    assert conn.execute("select rule, app, opened_day, resolved_day from marts.cache_incidents order by app").fetchall() == [
+        ("rotating_preamble", "drop", FIRST + timedelta(days=20), FIRST + timedelta(days=26)),
+        ("hit_rate_drop", "open", FIRST + timedelta(days=34), None)]
+    assert conn.execute("select count(*) from marts.series_evaluations where status = 'held'").fetchall() == [(4 * 3,)]
+
+    second = rebuild(conn)  # nothing changed: no series is judged, every stored row stays as it was
+    assert (second["judged_series"], second["judged_days"], second["kept_series"]) == (0, 0, 4)
+    assert (second["open"], second["resolved"], second["retracted"]) == (first["open"], first["resolved"], 0)
+    assert stored(conn) == once
+
+    # the logs move on a day: every series had held days, so each is judged again
+    watermark(conn, DAYS - 2)
+    assert rebuild(conn)["judged_series"] == 4
+    # a new day of one series alone, the logs past it: only that series is judged again
+    watermark(conn, DAYS + 1)
+    rebuild(conn)
+    add_day(conn, "steady", DAYS, rng)
+    watermark(conn, DAYS + 2)
+    counts = rebuild(conn)
+    assert (counts["judged_series"], counts["judged_days"], counts["kept_series"]) == (1, DAYS + 1, 3)
+    incremental = stored(conn)
+
+    conn.execute("delete from stage.incident_series")  # forget what was judged: a full recompute
+    full = rebuild(conn)
+    assert full["judged_series"] == 4 and full["retracted"] == 0
+    assert stored(conn) == incremental
