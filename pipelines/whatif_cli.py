@@ -117,8 +117,8 @@ def _requests(logs: Path | None, db: Path | None, block_tokens: int | None) -> l
         return _flatten(routing_inputs.staged_usage_requests(logs))
     from pipelines.lib import warehouse
 
-    source = warehouse.snapshot_path(db) if warehouse.snapshot_path(db).exists() else db
-    if not Path(source).exists():
+    source = warehouse.for_readers(db)
+    if not warehouse.exists(source):
         raise FileNotFoundError(f"warehouse {db} does not exist")
     with warehouse.connect(source, read_only=True) as conn:
         return _flatten(routing_inputs.usage_requests(conn))

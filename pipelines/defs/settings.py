@@ -6,7 +6,8 @@ start, the nightly cron and the deadline hour are part of the definitions, read 
 
 | variable                      | default                          | meaning                                   |
 |-------------------------------|----------------------------------|-------------------------------------------|
-| CACHEMETER_DB                 | (required; CLI: --db)            | DuckDB warehouse file, absolute path (embedded, no server) |
+| CACHEMETER_DB                 | (required; CLI: --db)            | DuckDB warehouse file, absolute path (embedded, no server), or ducklake:<catalog> (lib/lake.py) |
+| CACHEMETER_DATA_PATH          | <catalog file>.files             | a DuckLake's Parquet folder, needed when its catalog is created (CLI: --data-path) |
 | CACHEMETER_LOGS               | (required; CLI: --logs, demo)    | folder scanned recursively for usage logs |
 | CACHEMETER_PARTITIONS_START   | 2020-01-01                       | first daily partition (UTC date); earlier records are quarantined |
 | CACHEMETER_NIGHTLY_CRON       | 30 2 * * *                       | when the nightly schedule stages the logs (UTC) |
