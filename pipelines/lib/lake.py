@@ -26,9 +26,11 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines.lib import options
+
 PREFIX = "ducklake:"
 ALIAS = "lake"
-DATA_PATH_ENV = "CACHEMETER_DATA_PATH"
+DATA_PATH_ENV = options.BY_NAME["data_path"].env  # CACHEMETER_DATA_PATH
 # no extension is fetched or loaded behind cachemeter's back (no network at run time)
 NO_AUTOLOAD = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
