@@ -77,3 +77,21 @@ def test_sql_as_of_an_earlier_snapshot_answers_what_the_numbers_were_before_a_la
 
     refused = cachemeter("sql", "select 1", "--db", str(tmp_path / "w.duckdb"), "--as-of", "1", cwd=tmp_path)
     assert refused.returncode == 1 and refused.stderr.startswith("error: --as-of reads an earlier DuckLake snapshot")
+
+
+def test_a_postgres_catalog_builds_the_tables_of_the_duckdb_file(tmp_path, monkeypatch):
+    from tests.deploy.test_postgres_instance import PASSWORD, postgres_server
+
+    logs = tmp_path / "logs"
+    hit_rate_logs(logs, broken_from=date(2026, 11, 4), days=6, per_day=20)
+    file_db = run_pipeline(tmp_path / "file", logs)
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)  # libpq reads it: the target names no secret
+    with postgres_server() as server:
+        target = f"ducklake:postgres:host=127.0.0.1 port={server.port} user=dagster dbname=dagster"
+        run_pipeline(tmp_path / "pg", logs, db=target, data_path=str(tmp_path / "parquet"))
+        in_lake = snapshot(target)
+    in_file = snapshot(file_db)
+    assert len(in_file["core.usage"]) == 120 and len(in_file["marts.daily_savings"]) == 6
+    for table in TABLES:
+        assert in_lake[table] == in_file[table], table
+    assert list((tmp_path / "parquet" / "core" / "usage").glob("*.parquet"))
