@@ -29,7 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from pipelines.defs.settings import DEFAULT_DB
-from pipelines.lib import options, progress, warehouse
+from pipelines.lib import lake, options, progress, warehouse
 
 app = typer.Typer(help="Cost metering and billing analytics for LLM prompt caching.", no_args_is_help=True,
                   add_completion=False, rich_markup_mode="markdown")
@@ -50,7 +50,11 @@ class OutputFormat(str, Enum):
 def run(
     logs: Path = typer.Option(None, "--logs", envvar="CACHEMETER_LOGS",
                               help="Folder of usage logs (searched recursively). Default: the bundled demo logs."),
-    db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file (created if missing)."),
+    db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file (created if missing), or a DuckLake "
+                            "catalog: ducklake:<file>.ducklake, ducklake:sqlite:<file> or ducklake:postgres:<conninfo>."),
+    data_path: str = typer.Option(None, "--data-path", envvar="CACHEMETER_DATA_PATH", show_default=False,
+                                  help="Folder of a DuckLake's Parquet files (needed when the catalog is created; "
+                                  "default <catalog file>.files)."),
     prices: Path = typer.Option(None, "--prices", help="Price override CSV: provider,model,effective_from,input_per_mtok,"
                                 "cache_read_per_mtok,cache_write_5m_per_mtok,cache_write_1h_per_mtok,output_per_mtok"),
     follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Follow symlinks that leave the logs folder."),
@@ -69,7 +73,7 @@ def run(
     from pipelines import runner
 
     logging.getLogger("dagster").setLevel(logging.ERROR)
-    runner.configure(logs, db, prices, follow_symlinks)
+    runner.configure(logs, db, prices, follow_symlinks, data_path)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[label]}"), TimeElapsedColumn(), console=err_console,
                   transient=True) as bar:
@@ -94,7 +98,7 @@ def run(
 @app.command()
 def sql(
     query: str = typer.Argument(..., help="A SELECT (or other read-only) statement in DuckDB SQL."),
-    db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file."),
+    db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file or DuckLake target (ducklake:<catalog>)."),
     output: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, csv or json."),
     live: bool = typer.Option(False, "--live", help="Read the warehouse file itself, not its snapshot "
                               "(fails while a run holds the file)."),
@@ -102,6 +106,9 @@ def sql(
                                      help="DuckDB memory for the query, e.g. 4GB. Default: $CACHEMETER_MEMORY_LIMIT, else 1GB."),
     timeout: float = typer.Option(SQL_TIMEOUT_SECONDS, "--timeout", envvar="CACHEMETER_SQL_TIMEOUT", min=0,
                                   help="Seconds the query may run (0 = no limit)."),
+    as_of: str = typer.Option(None, "--as-of", show_default=False,
+                              help="DuckLake only: answer from an earlier snapshot, by id (see "
+                              "`select * from ducklake_snapshots('lake')`) or time ('2026-11-20 08:00:00+00')."),
 ) -> None:
     """Answer an ad-hoc query on a read-only connection, from the snapshot the last run published.
 
@@ -109,14 +116,17 @@ def sql(
     query gets at most `--memory-limit` of memory and `--timeout` seconds; past either it stops
     with a one-line error.
 
+    On a DuckLake (`--db ducklake:...`) the query reads the snapshot committed last, or the one
+    `--as-of` names: what the numbers said before a late file changed a day.
+
     Example: `cachemeter sql "select day, sum(savings_usd) from marts.daily_savings group by all order by day"`
     """
     import duckdb
 
-    source = db if live or not warehouse.snapshot_path(db).exists() else warehouse.snapshot_path(db)
+    source = db if live else warehouse.for_readers(db)
     limit = memory_limit or warehouse.configured_memory_limit()
     try:
-        conn = warehouse.connect(source, read_only=True, memory_limit=limit)
+        conn = warehouse.connect(source, read_only=True, memory_limit=limit, as_of=as_of)
         with warehouse.time_limit(conn, timeout):
             cursor = conn.execute(query)
             columns = [d[0] for d in cursor.description or []]
@@ -129,12 +139,14 @@ def sql(
         err_console.print(f"[red]error:[/red] the query needs more than the {limit} memory limit and was stopped "
                           "(raise --memory-limit or CACHEMETER_MEMORY_LIMIT)", soft_wrap=True)
         raise typer.Exit(1) from exc
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:  # ValueError: --as-of on a DuckDB file; a bad --as-of
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc
     except duckdb.IOException as exc:
-        hint = (" (a run holds the warehouse's write lock: drop --live to read the snapshot)"
-                if "lock" in str(exc).lower() else "")
+        hint = ("" if "lock" not in str(exc).lower()
+                else " (a run holds the DuckLake's DuckDB catalog file: a ducklake:sqlite: or ducklake:postgres: "
+                     "catalog is read while a run writes)" if lake.is_lake(db)
+                else " (a run holds the warehouse's write lock: drop --live to read the snapshot)")
         err_console.print(f"[red]error:[/red] {exc}{hint}")
         raise typer.Exit(1) from exc
     except duckdb.Error as exc:
@@ -165,8 +177,8 @@ def report(
     """
     from pipelines.lib import report as cache_report
 
-    source = warehouse.snapshot_path(db) if warehouse.snapshot_path(db).exists() else db
-    out = out or db.with_name("report.html")  # where `cachemeter run` writes it too
+    source = warehouse.for_readers(db)
+    out = out or warehouse.report_path(db)  # where `cachemeter run` writes it too
     try:
         with warehouse.connect(source, read_only=True) as conn:
             written = cache_report.write(conn, out, days)
@@ -246,7 +258,7 @@ def _invoked_as() -> str:
 
 
 def _print_summary(db: Path, result) -> None:
-    with warehouse.connect(warehouse.snapshot_path(db), read_only=True) as conn:
+    with warehouse.connect(warehouse.for_readers(db), read_only=True) as conn:
         files = conn.execute(
             "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files order by source_file").fetchall()
         days = conn.execute(
@@ -295,7 +307,7 @@ def _print_summary(db: Path, result) -> None:
         console.print(f"[yellow]No usage rows were accepted: {rejected:,} record(s) quarantined (reasons above), "
                       "0 accepted.[/yellow]" if rejected else "[yellow]No log records were found.[/yellow]")
     command = _invoked_as()
-    console.print(f"Warehouse: {db}   report: {db.with_name('report.html')}   try: {command} sql "
+    console.print(f"Warehouse: {db}   report: {warehouse.report_path(db)}   try: {command} sql "
                   f"\"select * from marts.daily_savings order by day\" --db {db}", soft_wrap=True)
 
 

@@ -124,8 +124,8 @@ def _read_warehouse(db: Path):
     """A read-only connection to the warehouse's snapshot when there is one, else to the warehouse."""
     from pipelines.lib import warehouse
 
-    source = warehouse.snapshot_path(db) if warehouse.snapshot_path(db).exists() else db
-    if not Path(source).exists():
+    source = warehouse.for_readers(db)
+    if not warehouse.exists(source):
         raise FileNotFoundError(f"warehouse {db} does not exist")
     return warehouse.connect(source, read_only=True)
 

@@ -53,14 +53,16 @@ def write_prices(path: Path, rows: Iterable[dict]) -> Path:
     return path
 
 
-def run_pipeline(tmp_path: Path, logs: Path, prices: Path | None = None, follow_symlinks: bool = False) -> Path:
-    """Run the whole pipeline in-process (ephemeral Dagster instance); returns the warehouse path."""
+def run_pipeline(tmp_path: Path, logs: Path, prices: Path | None = None, follow_symlinks: bool = False,
+                 db: str | None = None, data_path: str | None = None) -> Path | str:
+    """Run the whole pipeline in-process (ephemeral Dagster instance); returns the warehouse path (default
+    ``tmp_path/warehouse.duckdb``; ``db`` may name a DuckLake, ``ducklake:<catalog>``, with its ``data_path``)."""
     import dagster as dg
 
     from pipelines import runner
 
-    db = tmp_path / "warehouse.duckdb"
-    runner.configure(logs, db, prices, follow_symlinks)
+    db = db or tmp_path / "warehouse.duckdb"
+    runner.configure(logs, db, prices, follow_symlinks, data_path)
     runner.run_pipeline(instance=dg.DagsterInstance.ephemeral())
     return db
 
@@ -77,10 +79,13 @@ TABLES = ["stage.files", "core.usage", "core.quarantine", "core.prices",
           "marts.ttft_by_family"]
 
 
-def snapshot(db: Path) -> dict[str, list[tuple]]:
-    """Every table's rows in a stable order, without wall-clock columns (staged_at, quarantined_at)."""
+def snapshot(db: Path | str) -> dict[str, list[tuple]]:
+    """Every table's rows in a stable order, without wall-clock columns (staged_at, quarantined_at); ``db``
+    is a warehouse file or a DuckLake target."""
+    from pipelines.lib import warehouse
+
     out = {}
-    with duckdb.connect(str(db), read_only=True) as conn:
+    with warehouse.connect(db, read_only=True) as conn:
         for table in TABLES:
             columns = [c[0] for c in conn.execute(f"describe {table}").fetchall()
                        if c[0] not in ("staged_at", "quarantined_at")]

@@ -1,7 +1,7 @@
 """Resources: one DuckDB warehouse (``duckdb``) and the run settings (``settings``).
 
 The warehouse path and the logs folder are ``dg.EnvVar`` values, resolved when a run (or sensor tick)
-starts, not when the code loads: ``CACHEMETER_DB`` (an absolute path) and ``CACHEMETER_LOGS`` must be
+starts, not when the code loads: ``CACHEMETER_DB`` (an absolute path, or ``ducklake:<catalog>``) and ``CACHEMETER_LOGS`` must be
 set where the code location runs (the CLI sets both from its options; ``make dagster-dev`` points them
 at the bundled demo; a deployment sets its own). A missing variable fails the run with Dagster's
 message naming it.
@@ -18,15 +18,21 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import warehouse
+from pipelines.lib import lake, warehouse
 
 
 class WarehousePathError(ValueError):
     """``CACHEMETER_DB`` is not an absolute path (a relative one would follow the working directory)."""
 
 
-def warehouse_path(resource: DuckDBResource) -> Path:
-    """The resource's warehouse file; raises ``WarehousePathError`` when ``CACHEMETER_DB`` is relative."""
+def warehouse_path(resource: DuckDBResource) -> Path | str:
+    """The resource's warehouse: its file, or its DuckLake target (``ducklake:<catalog>``, ``lib/lake.py``)
+    as given; raises ``WarehousePathError`` when ``CACHEMETER_DB`` (or a DuckLake catalog file) is relative."""
+    if lake.is_lake(resource.database):
+        file = lake.catalog_file(resource.database)
+        if file is not None and not file.is_absolute():
+            raise WarehousePathError(f"CACHEMETER_DB must name its catalog by an absolute path, got {resource.database!r}")
+        return resource.database
     database = Path(resource.database)
     if not database.is_absolute():
         raise WarehousePathError(f"CACHEMETER_DB must be an absolute path, got {resource.database!r}")
@@ -43,13 +49,11 @@ def warehouse_connection(resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyCo
     instead of failing the run.
     """
     database = warehouse_path(resource)
-    database.parent.mkdir(parents=True, exist_ok=True)  # DuckDB creates the file, not its folder
     with ExitStack() as stack:
         try:
             # opened here rather than by ``resource.get_connection()``, whose own silent retries of the
             # open (10 tries, about 100 s) would come before Dagster's visible, bounded ones below
-            conn = stack.enter_context(duckdb.connect(str(database), config={"custom_user_agent": "dagster",
-                                                                             **resource.connection_config}))
+            conn = stack.enter_context(_open(database, resource.connection_config))
         except duckdb.IOException as exc:
             holder = warehouse.lock_holder(exc)
             if holder is None:
@@ -57,6 +61,13 @@ def warehouse_connection(resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyCo
             raise dg.RetryRequested(max_retries=5, seconds_to_wait=30) from warehouse.WarehouseBusyError(
                 f"the warehouse {database} is in use by {holder}")
         yield warehouse.prepare(conn)
+
+
+def _open(database: Path | str, config: dict) -> duckdb.DuckDBPyConnection:
+    if lake.is_lake(database):
+        return warehouse.connect(database)  # the process's shared instance of the lake, prepared
+    database.parent.mkdir(parents=True, exist_ok=True)  # DuckDB creates the file, not its folder
+    return duckdb.connect(str(database), config={"custom_user_agent": "dagster", **config})
 
 
 @dg.definitions

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines.lib import warehouse
+from pipelines.lib import lake, warehouse
 
 PACKAGES = ("dagster", "dagster-duckdb", "duckdb", "polars", "pyarrow", "great-expectations", "genai-prices",
             "altair", "vl-convert-python")
@@ -50,7 +50,7 @@ def _catalogue() -> Result:
 
 
 def _warehouse(db: Path) -> Result:
-    if not db.exists():
+    if not warehouse.exists(db):
         return Result("warehouse", "warn", f"{db} does not exist yet: run `cachemeter run`")
     try:
         with warehouse.connect(db, read_only=True) as conn:
@@ -61,6 +61,8 @@ def _warehouse(db: Path) -> Result:
 
 
 def _snapshot(db: Path) -> Result:
+    if lake.is_lake(db):
+        return Result("snapshot", "ok", "a DuckLake: readers read its committed snapshots, no copy is published")
     path = warehouse.snapshot_path(db)
     if not path.exists():
         return Result("snapshot", "warn", f"{path} missing: a successful `cachemeter run` publishes it")

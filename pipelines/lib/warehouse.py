@@ -1,7 +1,9 @@
-"""Open the DuckDB warehouse file and make sure its schemas, tables and macros exist.
+"""Open the warehouse and make sure its schemas, tables and macros exist.
 
-Tables are created from ``sql/schema/*.sql`` (one ``CREATE TABLE IF NOT EXISTS`` per file, in
-name order) and macros from ``sql/macros/*.sql``. Every connection runs with ``TimeZone = 'UTC'``
+A warehouse target (``--db`` / ``CACHEMETER_DB``) is an embedded DuckDB file (the default,
+``warehouse/cachemeter.duckdb``) or a DuckLake catalog, ``ducklake:<catalog>`` (``lib/lake.py``);
+both hold the same schemas and tables and run the same SQL files. Tables are created from
+``sql/schema/*.sql`` (one ``CREATE TABLE IF NOT EXISTS`` per file, in name order) and macros from ``sql/macros/*.sql``. Every connection runs with ``TimeZone = 'UTC'``
 so that ``TIMESTAMPTZ`` values and day boundaries are UTC whatever the machine's zone.
 """
 
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.lib import options, providers
+from pipelines.lib import lake, options, providers
 from pipelines.lib.sql import statement, statements_in
 
 
@@ -92,35 +94,95 @@ def _definitions_sha() -> str:
     return digest.hexdigest()
 
 
-def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | None = None
-            ) -> duckdb.DuckDBPyConnection:
+def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | None = None,
+            as_of: str | None = None) -> duckdb.DuckDBPyConnection:
     """Open ``db_path`` (created with its folder when writable) and prepare it; read-write connections
     use ``CONNECTION_CONFIG``, so they share the process's open instance of the file.
 
+    ``db_path`` may be a DuckLake target (``ducklake:<catalog>``): the lake is attached as the default
+    catalog (``lake.attach``), read-write connections share one in-memory instance per process, and a
+    read-only one reads the snapshot committed last, or the one ``as_of`` names (a snapshot id or a
+    timestamp; DuckLake only: a DuckDB file raises ``ValueError``).
+
     Read-only connections get ``TimeZone = 'UTC'``, the memory limit (``memory_limit``, else
-    ``CACHEMETER_MEMORY_LIMIT``, else 1GB) and no access outside the file, all locked for the
+    ``CACHEMETER_MEMORY_LIMIT``, else 1GB) and no access outside the warehouse, all locked for the
     session (a caller bounds a statement's time with ``time_limit``). Raises ``FileNotFoundError``
-    when a read-only open targets a file that does not exist yet, and ``duckdb.Error`` for a memory
-    limit DuckDB cannot read.
+    when a read-only open targets a warehouse that does not exist yet, ``duckdb.Error`` for a memory
+    limit DuckDB cannot read, and ``lake.LakeError`` for a missing DuckLake extension package.
     """
+    if lake.is_lake(db_path):
+        return _connect_lake(str(db_path), read_only, memory_limit, as_of)
+    if as_of is not None:
+        raise ValueError(f"--as-of reads an earlier DuckLake snapshot: {db_path} is a DuckDB file, which keeps none")
     path = Path(db_path)
     if read_only:
         if not path.exists():
             raise FileNotFoundError(f"warehouse {path} does not exist yet: run `cachemeter run` first")
-        conn = duckdb.connect(str(path), read_only=True)
+        return _locked_for_reading(duckdb.connect(str(path), read_only=True), memory_limit)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return prepare(duckdb.connect(str(path), config=CONNECTION_CONFIG))
+
+
+def _connect_lake(target: str, read_only: bool, memory_limit: str | None, as_of: str | None
+                  ) -> duckdb.DuckDBPyConnection:
+    if read_only:
+        if not exists(target):
+            raise FileNotFoundError(f"warehouse {target} does not exist yet: run `cachemeter run` first")
+        conn = duckdb.connect(":memory:", config=lake.NO_AUTOLOAD)
         try:
-            conn.execute("SET TimeZone = 'UTC'")
-            conn.execute("SET memory_limit = $limit", {"limit": memory_limit or configured_memory_limit()})
-            # ad-hoc SQL reads the warehouse only: no ATTACH, COPY TO, file readers or extension installs;
-            # locked last, so neither this nor the limits above can be switched back in the session
-            conn.execute("SET enable_external_access = false")
-            conn.execute("SET lock_configuration = true")
+            lake.attach(conn, target, read_only=True, as_of=as_of)
+            # its Parquet files stay readable once access outside the warehouse is switched off below
+            conn.execute("SET allowed_directories = $dirs", {"dirs": [lake.recorded_data_path(conn)]})
         except BaseException:
             conn.close()
             raise
-        return conn
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return prepare(duckdb.connect(str(path), config=CONNECTION_CONFIG))
+        return _locked_for_reading(conn, memory_limit)
+    file = lake.catalog_file(target)
+    if file is not None:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    conn = duckdb.connect(lake.instance_name(target), config={**CONNECTION_CONFIG, **lake.NO_AUTOLOAD})
+    try:
+        lake.attach(conn, target)
+    except BaseException:
+        conn.close()
+        raise
+    return prepare(conn)
+
+
+def _locked_for_reading(conn: duckdb.DuckDBPyConnection, memory_limit: str | None) -> duckdb.DuckDBPyConnection:
+    """``conn`` with UTC, the memory limit and no access outside the warehouse, locked."""
+    try:
+        conn.execute("SET TimeZone = 'UTC'")
+        conn.execute("SET memory_limit = $limit", {"limit": memory_limit or configured_memory_limit()})
+        # ad-hoc SQL reads the warehouse only: no ATTACH, COPY TO, file readers or extension installs;
+        # locked last, so neither this nor the limits above can be switched back in the session
+        conn.execute("SET enable_external_access = false")
+        conn.execute("SET lock_configuration = true")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def exists(db_path: str | Path) -> bool:
+    """Whether the warehouse was created: its DuckDB file or DuckLake catalog file (a PostgreSQL catalog: True)."""
+    if lake.is_lake(db_path):
+        file = lake.catalog_file(db_path)
+        return file is None or file.exists()
+    return Path(db_path).exists()
+
+
+def resolved(db_path: str | Path) -> str:
+    """``db_path`` with a relative file (DuckDB warehouse or DuckLake catalog) made absolute."""
+    return lake.resolved(db_path) if lake.is_lake(db_path) else str(Path(db_path).resolve())
+
+
+def for_readers(db_path: str | Path) -> str | Path:
+    """What readers open: a DuckDB file's published snapshot (the file itself before the first one); a
+    DuckLake target itself, whose readers see its last committed snapshot while a run writes."""
+    if lake.is_lake(db_path):
+        return str(db_path)
+    return snapshot_path(db_path) if snapshot_path(db_path).exists() else Path(db_path)
 
 
 class WarehouseBusyError(RuntimeError):
@@ -207,22 +269,35 @@ def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConn
     conn.execute("commit")
 
 
+def report_path(db_path: str | Path) -> Path:
+    """Where a run writes ``report.html``: beside the DuckDB file or the DuckLake catalog file (a PostgreSQL
+    catalog: the working directory)."""
+    if lake.is_lake(db_path):
+        file = lake.catalog_file(db_path)
+        return (file.parent if file is not None else Path.cwd()) / "report.html"
+    return Path(db_path).with_name("report.html")
+
+
 def snapshot_path(db_path: str | Path) -> Path:
     """Where the read-only snapshot of ``db_path`` is published: ``<name>.snapshot.duckdb`` beside it."""
     path = Path(db_path)
     return path.with_name(f"{path.stem}.snapshot.duckdb")
 
 
-def publish_snapshot(conn: duckdb.DuckDBPyConnection, db_path: str | Path) -> Path:
-    """Checkpoint the warehouse and atomically replace its snapshot with a copy; returns the snapshot path.
+def publish_snapshot(conn: duckdb.DuckDBPyConnection, db_path: str | Path) -> dict[str, object]:
+    """Checkpoint the warehouse and atomically replace its snapshot with a copy; returns what was published
+    (``{"snapshot": path, "bytes": size}``; a DuckLake: ``{"snapshot": "ducklake snapshot N"}``, nothing copied).
 
     DuckDB lets one process write a file and blocks every other process, readers too; ad-hoc SQL
     reads this snapshot instead, so it neither blocks nor is blocked by a run. Readers that have the
-    old snapshot open keep reading it (the rename leaves their file intact).
+    old snapshot open keep reading it (the rename leaves their file intact). A DuckLake's readers read
+    its committed snapshots, so it needs no copy.
     """
+    if lake.is_lake(db_path):
+        return {"snapshot": f"ducklake snapshot {lake.snapshots(conn)[-1][0]}"}
     conn.execute("checkpoint")
     target = snapshot_path(db_path)
     partial = target.with_name(target.name + ".partial")
     shutil.copyfile(db_path, partial)
     os.replace(partial, target)
-    return target
+    return {"snapshot": str(target), "bytes": target.stat().st_size}

@@ -31,8 +31,8 @@ def changed_files(conn: DuckDBPyConnection, settings: CachemeterSettings) -> lis
            description="Stages new or changed log files during the day (the nightly schedule does it every night).")
 def late_logs_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResource, settings: CachemeterSettings):
     """Request one ingest run for the files that are new or changed since they were staged."""
-    path = Path(duckdb.database)
-    if not path.exists():
+    path = duckdb.database
+    if not warehouse.exists(path):
         return dg.SkipReason("no warehouse yet: the nightly schedule (or `cachemeter run`) creates it")
     try:
         conn = warehouse.connect(path, read_only=True)

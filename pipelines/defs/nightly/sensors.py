@@ -58,7 +58,7 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
         if _latest_run_id(context.instance, job.name, IN_FLIGHT):
             return dg.SkipReason(f"a {job.name} run is queued or in progress")
     path = warehouse_path(duckdb)  # WarehousePathError (a failed tick naming the setting) when relative
-    if not path.exists():
+    if not warehouse.exists(path):
         return dg.SkipReason("no warehouse yet: the nightly schedule (or `cachemeter run`) creates it")
     try:
         conn = warehouse.connect(path, read_only=True)

@@ -1,14 +1,13 @@
 """warehouse snapshot: a read-only copy of the warehouse published after every run, for readers."""
 
 import base64
-from pathlib import Path
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.catalog import OWNERS
 from pipelines.defs.resources import warehouse_connection
-from pipelines.lib import report, warehouse
+from pipelines.lib import lake, report, warehouse
 
 
 @dg.asset(
@@ -20,7 +19,8 @@ from pipelines.lib import report, warehouse
     group_name="publish",
     owners=OWNERS,
     description="A read-only copy of the whole warehouse (<warehouse>.snapshot.duckdb), replaced atomically after "
-                "every run: what `cachemeter sql` and other readers query while the next run writes.",
+                "every run: what `cachemeter sql` and other readers query while the next run writes (a DuckLake "
+                "needs no copy: its readers query its last committed snapshot).",
     kinds={"duckdb"},
     pool="duckdb",
 )
@@ -28,11 +28,11 @@ def warehouse_snapshot(context: dg.AssetExecutionContext, duckdb: DuckDBResource
     """Checkpoint and copy the warehouse to ``<name>.snapshot.duckdb`` (atomic rename).
 
     ``cachemeter sql`` and any DuckDB client opened read-only read the snapshot, so they answer while
-    the next run holds the warehouse's single-writer lock.
+    the next run holds the warehouse's single-writer lock. On a DuckLake nothing is copied: the
+    metadata names the DuckLake snapshot the run committed last.
     """
     with warehouse_connection(duckdb) as conn:
-        target = warehouse.publish_snapshot(conn, duckdb.database)
-    return dg.MaterializeResult(metadata={"snapshot": str(target), "bytes": target.stat().st_size})
+        return dg.MaterializeResult(metadata=warehouse.publish_snapshot(conn, duckdb.database))
 
 
 @dg.asset(
@@ -47,10 +47,11 @@ def warehouse_snapshot(context: dg.AssetExecutionContext, duckdb: DuckDBResource
 def cache_report(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     """Write ``<warehouse folder>/report.html`` (last 30 days) from the snapshot; the charts also go into
     this asset's metadata as images, so the Dagster UI shows them."""
-    snapshot = warehouse.snapshot_path(duckdb.database)
-    with warehouse.connect(snapshot, read_only=True) as conn:
+    # a DuckLake is read through the run's own connection (its DuckDB catalog file admits one instance)
+    with (warehouse_connection(duckdb) if lake.is_lake(duckdb.database)
+          else warehouse.connect(warehouse.snapshot_path(duckdb.database), read_only=True)) as conn:
         data = report.load(conn, days=30)
-        out = Path(duckdb.database).with_name("report.html")
+        out = warehouse.report_path(duckdb.database)
         report.save(out, report.render_html(data))
         pngs = report.chart_pngs(data)
     images = "\n\n".join(f"![{title}](data:image/png;base64,{base64.b64encode(png).decode()})"

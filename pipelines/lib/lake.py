@@ -1,0 +1,156 @@
+"""The DuckLake warehouse backend: the same schemas, tables and SQL files in a DuckLake catalog.
+
+A warehouse target ``ducklake:<catalog>`` (``--db`` / ``CACHEMETER_DB``) names the catalog, whose
+tables' rows sit in Parquet files under the data path (``--data-path`` / ``CACHEMETER_DATA_PATH``):
+
+- ``ducklake:/abs/cachemeter.ducklake``: a DuckDB file as catalog; one process at a time opens it
+  (like the embedded DuckDB warehouse), so readers wait for a run to end;
+- ``ducklake:sqlite:/abs/cachemeter.sqlite``: an SQLite file as catalog; several processes open it at
+  once, and a reader sees the snapshot committed last while a run writes;
+- ``ducklake:postgres:<libpq conninfo>``: a PostgreSQL database as catalog.
+
+The lake is attached as ``lake`` and made the default catalog (``USE lake``), so ``core.usage``,
+``marts.daily_savings`` and the macros resolve as in the DuckDB file. The data path is needed when the
+catalog is created (default for a DuckDB or SQLite catalog: ``<catalog file>.files/`` beside it);
+DuckLake records it in the catalog. DuckLake has no primary keys, unique constraints or indexes, and
+adds columns with literal defaults only: the schema files use none of the others. The extensions come
+from the PyPI packages ``duckdb-extension-<name>`` and are loaded by file path: nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+from pathlib import Path
+
+import duckdb
+
+from pipelines.lib import options
+
+PREFIX = "ducklake:"
+ALIAS = "lake"
+DATA_PATH_ENV = options.BY_NAME["data_path"].env  # CACHEMETER_DATA_PATH
+# no extension is fetched or loaded behind cachemeter's back (no network at run time)
+NO_AUTOLOAD = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
+class LakeError(ValueError):
+    """A DuckLake target cachemeter cannot open: the message names the target and what to change."""
+
+
+def is_lake(target: str | os.PathLike) -> bool:
+    """Whether ``target`` (a ``--db`` value) names a DuckLake catalog rather than a DuckDB file."""
+    return str(target).startswith(PREFIX)
+
+
+def catalog_of(target: str | os.PathLike) -> str:
+    """The catalog part of ``ducklake:<catalog>`` (``/abs/x.ducklake``, ``sqlite:/abs/x.sqlite``, ``postgres:...``)."""
+    return str(target)[len(PREFIX):]
+
+
+def catalog_file(target: str | os.PathLike) -> Path | None:
+    """The local file of a DuckDB or SQLite catalog; None for a PostgreSQL one."""
+    catalog = catalog_of(target)
+    if catalog.startswith("postgres:"):
+        return None
+    return Path(catalog.removeprefix("sqlite:"))
+
+
+def resolved(target: str | os.PathLike) -> str:
+    """``target`` with a relative catalog file made absolute (the working directory of the command)."""
+    catalog = catalog_of(target)
+    scheme = "sqlite:" if catalog.startswith("sqlite:") else ""
+    if catalog.startswith("postgres:"):
+        return str(target)
+    return f"{PREFIX}{scheme}{Path(catalog.removeprefix(scheme)).resolve()}"
+
+
+def extension_path(name: str) -> Path:
+    """The extension file the PyPI package ``duckdb-extension-<name>`` installed for this DuckDB version.
+
+    Raises ``LakeError`` naming the package to install when it is missing.
+    """
+    package = f"duckdb_extension_{name}"
+    try:
+        module = importlib.import_module(package)
+    except ImportError:
+        raise LakeError(f"the DuckDB extension {name} is not installed: pip install "
+                        f"duckdb-extension-{name.replace('_', '-')}=={duckdb.__version__}") from None
+    path = Path(module.__file__).parent / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
+    if not path.is_file():
+        raise LakeError(f"{package} has no extension for DuckDB {duckdb.__version__} ({path}): install "
+                        f"duckdb-extension-{name.replace('_', '-')}=={duckdb.__version__}")
+    return path
+
+
+def _extensions(target: str, data_path: str | None) -> list[str]:
+    catalog = catalog_of(target)
+    names = ["ducklake"]
+    if catalog.startswith("sqlite:"):
+        names.append("sqlite_scanner")
+    elif catalog.startswith("postgres:"):
+        names.append("postgres_scanner")
+    if data_path and "://" in data_path:
+        names.append("httpfs")
+    return names
+
+
+def data_path_for(target: str, data_path: str | None = None) -> str | None:
+    """The data path to attach with: ``data_path``, else ``CACHEMETER_DATA_PATH``, else ``<catalog file>.files/``
+    for a local catalog that does not exist yet (None: the catalog's recorded one)."""
+    chosen = data_path or os.environ.get(DATA_PATH_ENV) or None
+    if chosen:
+        return chosen if "://" in chosen else str(Path(chosen).resolve())
+    file = catalog_file(target)
+    if file is not None and not file.exists():
+        return f"{file}.files"
+    return None
+
+
+def instance_name(target: str) -> str:
+    """The in-memory DuckDB instance a process shares for ``target`` (``duckdb.connect(name)``): the lake is
+    attached once per instance, and every connection of a run reuses it while one stays open."""
+    return ":memory:cachemeter-" + hashlib.sha256(target.encode()).hexdigest()[:16]
+
+
+def attach(conn: duckdb.DuckDBPyConnection, target: str, data_path: str | None = None, read_only: bool = False,
+           as_of: str | None = None) -> duckdb.DuckDBPyConnection:
+    """Load the extensions, attach ``target`` as ``lake`` unless it is attached, and ``USE lake``; returns ``conn``.
+
+    ``as_of``: a snapshot id (digits) or a timestamp; the lake is then read as it was at that snapshot
+    (read-only). Raises ``LakeError`` for a missing extension package and ``duckdb.Error`` when DuckLake refuses the catalog (a DuckDB catalog file held by another
+    process raises its lock error as ``duckdb.IOException``).
+    """
+    path = data_path_for(target, data_path)
+    for name in _extensions(target, path):
+        conn.execute(f"LOAD '{extension_path(name)}'")
+    attached = conn.execute("select count(*) from duckdb_databases() where database_name = $alias",
+                            {"alias": ALIAS}).fetchone()[0]
+    if not attached:
+        options = []
+        if path:
+            options.append(f"DATA_PATH {_literal(path)}")
+        if read_only or as_of:
+            options.append("READ_ONLY")
+        if as_of:
+            options.append(f"SNAPSHOT_VERSION {int(as_of)}" if as_of.isdigit() else f"SNAPSHOT_TIME {_literal(as_of)}")
+        suffix = f" ({', '.join(options)})" if options else ""
+        conn.execute(f"ATTACH {_literal(target)} AS {ALIAS}{suffix}")
+    conn.execute(f"USE {ALIAS}")
+    return conn
+
+
+def _literal(text: str) -> str:
+    """``text`` as a SQL string literal (ATTACH takes no parameters)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def recorded_data_path(conn: duckdb.DuckDBPyConnection) -> str:
+    """The data path the attached lake's catalog records (where its Parquet files are)."""
+    return conn.execute(f"select value from ducklake_options('{ALIAS}') where option_name = 'data_path'").fetchone()[0]
+
+
+def snapshots(conn: duckdb.DuckDBPyConnection) -> list[tuple[int, object]]:
+    """``[(snapshot_id, snapshot_time)]`` of the attached lake, oldest first."""
+    return conn.execute(f"select snapshot_id, snapshot_time from ducklake_snapshots('{ALIAS}') order by snapshot_id").fetchall()

@@ -1,0 +1,97 @@
+"""The DuckLake backend (``--db ducklake:<catalog>``): the same pipeline, the same tables, earlier snapshots."""
+
+import json
+import subprocess
+import sys
+import time
+from datetime import date
+
+from pipelines.lib import lake, warehouse
+from tests.conftest import REPO, TABLES, run_pipeline, snapshot, write_jsonl
+from tests.defs.test_late_data import late_rows
+from tests.defs.test_pipeline import hit_rate_logs
+
+
+def cachemeter(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_the_demo_on_a_local_ducklake_builds_the_tables_of_the_duckdb_file(tmp_path):
+    demo = REPO / "fixtures" / "demo_logs"
+    started = time.monotonic()
+    file_db = run_pipeline(tmp_path / "file", demo)
+    file_seconds = time.monotonic() - started
+    target = f"ducklake:{tmp_path / 'lake' / 'cachemeter.ducklake'}"
+    started = time.monotonic()
+    assert run_pipeline(tmp_path / "lake", demo, db=target) == target
+    lake_seconds = time.monotonic() - started
+    print(f"demo run: DuckDB file {file_seconds:.1f} s, DuckLake {lake_seconds:.1f} s")
+
+    in_file, in_lake = snapshot(file_db), snapshot(target)
+    assert sum(len(rows) for rows in in_file.values()) > 1000 and len(in_file["core.usage"]) > 500
+    for table in TABLES:
+        assert in_lake[table] == in_file[table], table
+    # the rows sit in Parquet files under the data path (default: beside the catalog), nothing is copied
+    assert list((tmp_path / "lake" / "cachemeter.ducklake.files" / "core" / "usage").glob("*.parquet"))
+    assert not list((tmp_path / "lake").glob("*.snapshot.duckdb"))
+
+
+def test_sql_as_of_an_earlier_snapshot_answers_what_the_numbers_were_before_a_late_file(tmp_path):
+    # an SQLite catalog with the data path given, read by other processes
+    logs = tmp_path / "logs"
+    hit_rate_logs(logs, broken_from=date(2026, 12, 1), days=6, per_day=20)
+    catalog = tmp_path / "lake" / "cachemeter.sqlite"
+    target = f"ducklake:sqlite:{catalog}"
+    data = tmp_path / "parquet"
+    run_pipeline(tmp_path, logs, db=target, data_path=str(data))
+    day = "select sum(requests), sum(prompt_tokens) from marts.daily_savings where day = '2026-11-03'"
+    before = cachemeter("sql", day, "--db", target, "--format", "json", cwd=tmp_path)
+    assert before.returncode == 0, before.stderr
+    with warehouse.connect(target, read_only=True) as conn:
+        (earlier, _), = lake.snapshots(conn)[-1:]
+
+    write_jsonl(logs / "late" / "2026-11-03-replay.jsonl", late_rows(12))  # 12 late requests of 4,000 tokens
+    run_pipeline(tmp_path, logs, db=target, data_path=str(data))
+    rows = lambda done: [tuple(r.values()) for r in json.loads(done.stdout)]  # noqa: E731
+    now = cachemeter("sql", day, "--db", target, "--format", "json", cwd=tmp_path)
+    then = cachemeter("sql", day, "--db", target, "--format", "json", "--as-of", str(earlier), cwd=tmp_path)
+    assert now.returncode == 0 and then.returncode == 0, (now.stderr, then.stderr)
+    (requests, prompt), = rows(before)
+    assert rows(then) == [(requests, prompt)]
+    assert rows(now) == [(requests + 12, prompt + 12 * 4000)]
+    assert list(data.rglob("*.parquet"))  # the data path given on the command line holds the rows
+
+    # a reader in another process while a writer holds uncommitted changes reads the last committed snapshot
+    writer = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pipelines.lib import warehouse; c = warehouse.connect(sys.argv[1]); c.execute('begin'); "
+        "c.execute('delete from marts.daily_savings'); print('deleted', flush=True); time.sleep(120)"), target],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline() == "deleted\n"
+        during = cachemeter("sql", day, "--db", target, "--format", "json", cwd=tmp_path)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert during.returncode == 0 and rows(during) == rows(now), during.stderr
+
+    refused = cachemeter("sql", "select 1", "--db", str(tmp_path / "w.duckdb"), "--as-of", "1", cwd=tmp_path)
+    assert refused.returncode == 1 and refused.stderr.startswith("error: --as-of reads an earlier DuckLake snapshot")
+
+
+def test_a_postgres_catalog_builds_the_tables_of_the_duckdb_file(tmp_path, monkeypatch):
+    from tests.deploy.test_postgres_instance import PASSWORD, postgres_server
+
+    logs = tmp_path / "logs"
+    hit_rate_logs(logs, broken_from=date(2026, 11, 4), days=6, per_day=20)
+    file_db = run_pipeline(tmp_path / "file", logs)
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)  # libpq reads it: the target names no secret
+    with postgres_server() as server:
+        target = f"ducklake:postgres:host=127.0.0.1 port={server.port} user=dagster dbname=dagster"
+        run_pipeline(tmp_path / "pg", logs, db=target, data_path=str(tmp_path / "parquet"))
+        in_lake = snapshot(target)
+    in_file = snapshot(file_db)
+    assert len(in_file["core.usage"]) == 120 and len(in_file["marts.daily_savings"]) == 6
+    for table in TABLES:
+        assert in_lake[table] == in_file[table], table
+    assert list((tmp_path / "parquet" / "core" / "usage").glob("*.parquet"))
