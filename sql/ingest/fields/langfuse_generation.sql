@@ -1,0 +1,35 @@
+-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`:
+-- do not edit; edit the declaration (or template) and regenerate.
+-- General normaliser, stage 2: the fields of langfuse_generation items (Langfuse generation (usage_details keys add up to the prompt; input = uncached remainder; reasoning billed beside output)).
+-- One parse of each item for every path the format reads (into named struct fields).
+insert into fielded_items by name
+select
+    s.* exclude (v),
+    'additive' as convention,
+    'by_model' as inferred_provider,
+    null as default_provider,
+    false as body_names_upstream,
+    []::varchar[] as reasoning_beside_output,
+    false as output_optional,
+    false as reasoning_may_exceed_output,
+    true as total_is_sum,
+    'one' as request_count_from,
+    false as id_from_content,
+    'prompt' as tier_prompt_from,
+    false as provider_from_package,
+    false as provider_from_model_prefix,
+    v.u."input" as v_uncached,
+    coalesce(v.u.input_cached_tokens, v.u.input_cache_read, v.u.cache_read_input_tokens) as v_read,
+    coalesce(v.u.input_cache_creation, v.u.cache_creation_input_tokens, v.u.cache_write_tokens) as v_write,
+    v.u.input_cache_creation_5m as v_write_5m,
+    v.u.input_cache_creation_1h as v_write_1h,
+    v.u.output as v_output,
+    coalesce(v.u.output_reasoning_tokens, v.u.output_reasoning, v.u.reasoning_tokens) as v_output_extra,
+    coalesce(v.u.output_reasoning_tokens, v.u.output_reasoning, v.u.reasoning_tokens) as v_reasoning,
+    v.model ->> '$' as body_model,
+    v.id ->> '$' as body_id,
+    v.start ->> '$' as body_iso,
+    v.u.total as v_total,
+    coalesce(v.c.total, v.calculatedTotalCost, v.totalCost) as v_cost
+from (select s.*, json_transform(s.b, '{"u":{"input":"JSON","input_cached_tokens":"JSON","input_cache_read":"JSON","cache_read_input_tokens":"JSON","input_cache_creation":"JSON","cache_creation_input_tokens":"JSON","cache_write_tokens":"JSON","input_cache_creation_5m":"JSON","input_cache_creation_1h":"JSON","output":"JSON","output_reasoning_tokens":"JSON","output_reasoning":"JSON","reasoning_tokens":"JSON","total":"JSON"},"model":"JSON","id":"JSON","start":"JSON","c":{"total":"JSON"},"calculatedTotalCost":"JSON","totalCost":"JSON"}') as v
+      from shaped_items s where s.source_format = 'langfuse_generation') s;
