@@ -23,15 +23,17 @@ import argparse
 import json
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 from pipelines.lib import formats as declared
 from pipelines.lib.formats import Declaration, Format
 
 REPO = Path(__file__).resolve().parents[2]
-TEMPLATES = Path(__file__).with_name("format_templates")
-HEADER = ("-- GENERATED from pipelines/lib/formats.yaml{template} by `python -m pipelines.lib.format_sql`:\n"
-          "-- do not edit; edit the declaration (or template) and regenerate.\n")
+HEADER = ("-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;\n"
+          "-- edit the declaration and regenerate.\n")
+# hand-written SQL files with regions the generator fills in place (-- <generated NAME> ... -- </generated>)
+FILLED = ("sql/ingest/shaped_items__create.sql", "sql/ingest/validated_items__create.sql", "sql/ingest/fast_items__read_jsonl.sql")
 EXTRA_PROBES = (("_stream",),)  # a folded stream's marker (pipelines/lib/containers.py), read beside the ladder
 # the fields the fast lane reads itself (any other field of a fast-lane format defers the line when present)
 LANE_COUNTS = ("prompt", "extra_prompt", "uncached", "read", "write", "write_5m", "write_1h", "output", "output_extra",
@@ -77,7 +79,7 @@ def transform_type(node: dict) -> str:
     return json.dumps(build(node), separators=(",", ":")).replace("'", "''")
 
 
-def struct_type(node: dict, indent: str = "        ", width: int = 112) -> str:
+def struct_type(node: dict, indent: str = "", width: int = 104) -> str:
     """DuckDB STRUCT type of a trie, for read_json's columns (members wrapped at ``width``)."""
     parts = [f"{ident(k)} JSON" if v is None else f"{ident(k)} {struct_type(v, indent + '    ', width)}" for k, v in node.items()]
     lines, current = [], ""
@@ -244,9 +246,14 @@ def fields_sql(decl: Declaration, fmt: Format) -> str:
     columns = [f"'{fmt.convention}' as convention",
                f"'{fmt.provider}' as inferred_provider",
                f"{literal(fmt.default_provider)} as default_provider",
-               (f"coalesce(json_type({ref('v', node, fmt.openrouter_when_text)}) = 'VARCHAR', false)"
-                if fmt.openrouter_when_text else "false") + " as body_names_upstream"]
-    columns += [f"{literal(fmt.options[o])} as {col}" for o, (col, _) in OPTION_COLUMNS.items()]
+               ]
+    if fmt.default_provider is None:
+        columns.pop()
+    if fmt.openrouter_when_text:
+        columns.append(f"coalesce(json_type({ref('v', node, fmt.openrouter_when_text)}) = 'VARCHAR', false) as body_names_upstream")
+    # options at their default are left null (the shared stages read null as the default)
+    columns += [f"{literal(fmt.options[o])} as {col}" for o, (col, _) in OPTION_COLUMNS.items()
+                if fmt.options[o] != declared.OPTIONS[o]]
     for name, mapping in fmt.fields.items():
         spec = decl.fields[name]
         if spec.kind == "raw":  # the explicit JSON null is kept (the checks tell it from an absent key)
@@ -255,7 +262,7 @@ def fields_sql(decl: Declaration, fmt: Format) -> str:
             value = field_value(spec.kind, [ref("v", node, p) for p in mapping.paths])
         columns.append(f"{value} as {spec.column}")
     body = ",\n".join("    " + c for c in columns)
-    return (HEADER.format(template="") +
+    return (HEADER +
             f"-- General normaliser, stage 2: the fields of {fmt.name} items ({fmt.title}).\n"
             f"-- One parse of each item for every path the format reads (into named struct fields).\n"
             "insert into fielded_items by name\n"
@@ -271,7 +278,7 @@ def fielded_create_sql(decl: Declaration) -> str:
     columns += [f"null::{t} as {c}" for c, t in OPTION_COLUMNS.values()]
     columns += [f"null::{FIELD_TYPES[f.kind]} as {f.column}" for f in decl.fields.values()]
     body = ",\n".join("    " + c for c in columns)
-    return (HEADER.format(template="") +
+    return (HEADER +
             "-- General normaliser, stage 2: fielded_items, the shaped items (stage 1) with each field's value and\n"
             "-- their format's convention and options; filled by sql/ingest/fields/<format>.sql, one per format,\n"
             "-- and for items of no format (unrecognised, streams, not JSON) by this statement.\n"
@@ -311,8 +318,11 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
             return f"        null::json as {name}"
         if len(branches) == len(lane) and len({e for _, e in branches}) == 1:
             return f"        {branches[0][1]} as {name}"
-        whens = " ".join(f"when '{n}' then {e}" for n, e in branches)
-        return f"        case s.source_format {whens} end as {name}"
+        grouped: dict[str, list[str]] = {}
+        for n, e in branches:  # formats reading a field at the same path share one branch
+            grouped.setdefault(e, []).append(n)
+        whens = " ".join(f"when s.source_format in ({sql_list(ns)}) then {e}" for e, ns in grouped.items())
+        return f"        case {whens} end as {name}"
 
     def alternatives(f: Format, field: str):
         mapping = f.fields.get(field)
@@ -332,48 +342,66 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
             unsupported.append(f"when '{f.name}' then " + " or ".join(f"{o} is not null" for o in other))
     picked.append(f"        coalesce(case s.source_format {' '.join(unsupported)} end, false) as unsupported"
                   if unsupported else "        false as unsupported")
-    valued = _rows([f"plain_count(p.v_{n}) as n_{n}," for n in LANE_COUNTS], "        ", 3)
-    valued += _rows([f"plain_json_text(p.v_{n}) as t_{n}," for n in LANE_TEXTS], "        ", 3)
-    checks = _rows([f"and (v.v_{n} is null or v.n_{n} < 1000000000000)" for n in LANE_COUNTS], "            ", 2)
-    checks += _rows([f"and (v.v_{n} is null or v.t_{n} is not null)" for n in LANE_TEXTS], "            ", 2)
-    fixed = [f for f in lane if f.provider != "by_model"]
-    beside = [(f.name, f.options["reasoning_beside_output"]) for f in lane if f.options["reasoning_beside_output"]]
-    defaults = [f for f in lane if f.default_provider]
-
-    def names(pred):
-        chosen = [f.name for f in lane if pred(f)]
-        return sql_list(chosen) if chosen else "null"
-
+    valued = _rows([f"plain_count(p.v_{n}) as n_{n}," for n in LANE_COUNTS], 3)
+    valued += _rows([f"plain_json_text(p.v_{n}) as t_{n}," for n in LANE_TEXTS], 3)
+    checks = _rows([f"and (v.v_{n} is null or v.n_{n} < 1000000000000)" for n in LANE_COUNTS], 2)
+    checks += _rows([f"and (v.v_{n} is null or v.t_{n} is not null)" for n in LANE_TEXTS], 2)
+    picked += lane_option_columns(lane)
     return {
-        "lane_formats": ", ".join(f.name for f in lane),
-        "response_struct": struct_type(schema, "        "),
-        "ladder": lane_ladder(decl, schema),
-        "picked": ",\n".join(picked),
-        "valued": "\n".join(valued),
-        "plain_checks": "\n".join(checks),
-        "inferred_provider": " ".join(f"when '{f.name}' then '{f.provider}'" for f in fixed),
-        "default_provider": ("case r.source_format " + " ".join(f"when '{f.name}' then '{f.default_provider}'" for f in defaults)
-                             + " end") if defaults else "null",
-        "additive_formats": names(lambda f: f.convention == "additive"),
-        "output_optional_formats": names(lambda f: f.options["output_optional"]),
-        "reasoning_may_exceed_formats": names(lambda f: f.options["reasoning_may_exceed_output"]),
-        "reasoning_beside_output": " or ".join(f"(c.source_format = '{n}' and c.provider in ({sql_list(p)}))" for n, p in beside)
-                                   or "false",
+        "response_struct": ("response: '" + struct_type(schema) + "'").split("\n"),
+        "ladder": lane_ladder(decl, schema).split("\n"),
+        "picked": ",\n".join(picked).split("\n"),
+        "valued": valued,
+        "plain_checks": checks,
     }
 
 
-def _rows(items: list[str], indent: str, per_line: int) -> list[str]:
-    return [indent + " ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+def lane_option_columns(lane: list[Format]) -> list[str]:
+    """The fast-lane formats' convention and options as the columns the general normaliser names them by."""
+    def by_format(values: dict, name: str, sql_type: str) -> str:
+        whens = " ".join(f"when '{n}' then {literal(v)}" for n, v in values.items() if v not in (None, False, []))
+        if not whens:
+            return f"        {literal(False) if sql_type == 'boolean' else 'null::' + sql_type} as {name}"
+        if sql_type == "boolean":
+            return f"        coalesce(case s.source_format {whens} end, false) as {name}"
+        return f"        case s.source_format {whens} end as {name}"
+    return [
+        by_format({f.name: f.provider for f in lane if f.provider != "by_model"}, "inferred_provider", "varchar"),
+        by_format({f.name: f.default_provider for f in lane}, "default_provider", "varchar"),
+        by_format({f.name: f.convention == "additive" for f in lane}, "additive", "boolean"),
+        by_format({f.name: f.options["output_optional"] for f in lane}, "output_optional", "boolean"),
+        by_format({f.name: f.options["reasoning_may_exceed_output"] for f in lane}, "reasoning_may_exceed_output", "boolean"),
+        by_format({f.name: f.options["reasoning_beside_output"] for f in lane}, "reasoning_beside_output", "varchar[]"),
+    ]
 
 
-def render(template: str, parts: dict[str, str]) -> str:
-    text = (TEMPLATES / template).read_text(encoding="utf-8")
-    for name, value in parts.items():
-        text = text.replace("{{" + name + "}}", value)
-    left = re.findall(r"\{\{(\w+)\}\}", text)
-    if left:
-        raise ValueError(f"{template}: no value for {left}")
-    return HEADER.format(template=f" and pipelines/lib/format_templates/{template}") + text
+def _rows(items: list[str], per_line: int) -> list[str]:
+    return [" ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+
+
+_REGION = re.compile(r"^(?P<indent>[ \t]*)-- <generated (?P<name>\w+)[^\n]*\n(?:(?![ \t]*-- </generated>).*\n)*"
+                     r"(?P=indent)-- </generated>\n", re.MULTILINE)
+
+
+def fill(text: str, parts: dict[str, list[str]], where: str) -> str:
+    """``text`` with each ``-- <generated NAME ...>`` ... ``-- </generated>`` region holding ``parts[NAME]``
+    (lines, indented as the opening marker). Raises ValueError for a region without a part or a part
+    without a region."""
+    seen = set()
+
+    def replace(match: re.Match) -> str:
+        name, indent = match["name"], match["indent"]
+        if name not in parts:
+            raise ValueError(f"{where}: nothing generates region {name!r}")
+        seen.add(name)
+        opening = match.group(0).split("\n", 1)[0]
+        body = "".join(indent + line + "\n" for line in textwrap.dedent("\n".join(parts[name])).split("\n"))
+        return f"{opening}\n{body}{indent}-- </generated>\n"
+
+    out = _REGION.sub(replace, text)
+    if set(parts) - seen:
+        raise ValueError(f"{where}: no region for {sorted(set(parts) - seen)}")
+    return out
 
 
 def docs_table(decl: Declaration) -> str:
@@ -405,26 +433,20 @@ def generated(decl: Declaration | None = None) -> dict[Path, str]:
     """Every generated file (path under the repository -> text)."""
     decl = decl or declared.load()
     probes = trie(probe_paths(decl))
-    out = {
-        Path("sql/ingest/shaped_items__create.sql"): render("shaped_items__create.sql", {
-            "envelope_type": ENVELOPE_TYPE, "probe_type": transform_type(probes), "ladder": general_ladder(decl, probes)}),
-        Path("sql/ingest/fielded_items__create.sql"): fielded_create_sql(decl),
-        Path("sql/ingest/validated_items__create.sql"): render("validated_items__create.sql", {"token_checks": token_checks(decl)}),
-        Path("sql/ingest/file_rows__insert_normalised.sql"): render("file_rows__insert_normalised.sql", {}),
-        Path("sql/ingest/fast_items__read_jsonl.sql"): render("fast_items__read_jsonl.sql", lane_sql_parts(decl)),
+    parts = {
+        "sql/ingest/shaped_items__create.sql": {
+            "probe_type": ["'" + transform_type(probes) + "'"], "ladder": general_ladder(decl, probes).split("\n")},
+        "sql/ingest/validated_items__create.sql": {"token_checks": token_checks(decl).split("\n")},
+        "sql/ingest/fast_items__read_jsonl.sql": lane_sql_parts(decl),
     }
+    out = {Path(name): fill((REPO / name).read_text(encoding="utf-8"), parts[name], name) for name in FILLED}
+    out[Path("sql/ingest/fielded_items__create.sql")] = fielded_create_sql(decl)
     for fmt in decl.formats.values():
         out[Path(f"sql/ingest/fields/{fmt.name}.sql")] = fields_sql(decl, fmt)
     page = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
     start, end = page.index(DOCS_START) + len(DOCS_START), page.index(DOCS_END)
     out[Path("docs/formats.md")] = page[:start] + "\n" + docs_table(decl) + "\n" + page[end:]
     return out
-
-
-# the envelope keys every record is probed for (the batch keys' nested values are read from their JSON)
-ENVELOPE_TYPE = transform_type(trie([declared.split_path(p) for p in (
-    "custom_id", "result", "response", "error", "spend", "ts", "provider", "model", "tenant", "app", "request_id", "id",
-    "reported_cost_usd", "request.prompt_cache_key", "prefix_hash")]))
 
 
 def stale(decl: Declaration | None = None) -> list[Path]:

@@ -1,5 +1,5 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`:
--- do not edit; edit the declaration (or template) and regenerate.
+-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- edit the declaration and regenerate.
 -- General normaliser, stage 2: fielded_items, the shaped items (stage 1) with each field's value and
 -- their format's convention and options; filled by sql/ingest/fields/<format>.sql, one per format,
 -- and for items of no format (unrecognised, streams, not JSON) by this statement.

@@ -1,5 +1,3 @@
--- GENERATED from pipelines/lib/formats.yaml and pipelines/lib/format_templates/file_rows__insert_normalised.sql by `python -m pipelines.lib.format_sql`:
--- do not edit; edit the declaration (or template) and regenerate.
 -- General normaliser, stage 4 of 4: count, time and check each item of validated_items (stage 3) and
 -- insert one file_rows row per item: accepted (reason null) with its token classes, or rejected with
 -- the first reason (a field error from stage 3, a timestamp, or arithmetic that does not close). Nothing
@@ -117,7 +115,7 @@ checked as (
             case when t.total_is_sum and t.n_total is not null and t.n_total <> t.n_prompt + t.n_output
                  then 'usage total ' || t.n_total || ' does not equal the sum of the usage keys read (' || (t.n_prompt + t.n_output)
                       || '): a key cachemeter does not price (audio, images) carries tokens' end,
-            case when t.n_reasoning > t.n_output and not t.reasoning_may_exceed_output
+            case when t.n_reasoning > t.n_output and not coalesce(t.reasoning_may_exceed_output, false)
                  then 'reasoning tokens ' || t.n_reasoning || ' exceed output tokens ' || t.n_output end
         ) as arithmetic_error
     from timed t

@@ -1,9 +1,9 @@
--- GENERATED from pipelines/lib/formats.yaml and pipelines/lib/format_templates/shaped_items__create.sql by `python -m pipelines.lib.format_sql`:
--- do not edit; edit the declaration (or template) and regenerate.
 -- General normaliser, stage 1 of 4: what each record is. Over one chunk of usage items (temp table lines_in:
 -- source_line, source_item, line) into shaped_items, one row per item: its envelope keys, the batch it came
 -- from, its shape (source_format, by the ladder of pipelines/lib/formats.yaml `detection`, first match wins)
 -- and the body the field paths are read from (b).
+-- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
+-- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
 --
 -- Each item is a provider response body, an envelope around one
 --   {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "request"?, "response": body},
@@ -91,7 +91,11 @@ envelope as (
 ),
 probed as (
     -- one parse of each body for every key the ladder reads
-    select e.*, json_transform(e.b0, '{"stream_error":"JSON","hash_ids":"JSON","input_length":"JSON","usageMetadata":"JSON","otel_span":"JSON","span_attributes":"JSON","usage":{"inputTokens":"JSON","prompt_cache_hit_tokens":"JSON","billed_units":"JSON","promptTokens":"JSON","prompt_tokens":"JSON","input_tokens":"JSON","input_tokens_details":"JSON","cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON"},"input":{"inputTokenCount":"JSON"},"meta_info":{"prompt_tokens":"JSON"},"spend":"JSON","usageDetails":"JSON","usage_details":"JSON","usage_metadata":"JSON","providerMetadata":{"anthropic":"JSON"},"num_model_requests":"JSON","object":"JSON","input_uncached_tokens":"JSON","uncached_input_tokens":"JSON","starting_at":"JSON","cache_read_input_tokens":"JSON","cache_creation":"JSON","x_groq":"JSON","type":"JSON","_stream":"JSON"}') as k
+    select e.*, json_transform(e.b0,
+        -- <generated probe_type: every key the ladder reads>
+        '{"stream_error":"JSON","hash_ids":"JSON","input_length":"JSON","usageMetadata":"JSON","otel_span":"JSON","span_attributes":"JSON","usage":{"inputTokens":"JSON","prompt_cache_hit_tokens":"JSON","billed_units":"JSON","promptTokens":"JSON","prompt_tokens":"JSON","input_tokens":"JSON","input_tokens_details":"JSON","cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON"},"input":{"inputTokenCount":"JSON"},"meta_info":{"prompt_tokens":"JSON"},"spend":"JSON","usageDetails":"JSON","usage_details":"JSON","usage_metadata":"JSON","providerMetadata":{"anthropic":"JSON"},"num_model_requests":"JSON","object":"JSON","input_uncached_tokens":"JSON","uncached_input_tokens":"JSON","starting_at":"JSON","cache_read_input_tokens":"JSON","cache_creation":"JSON","x_groq":"JSON","type":"JSON","_stream":"JSON"}'
+        -- </generated>
+    ) as k
     from envelope e
 ),
 shaped as (
@@ -99,6 +103,7 @@ shaped as (
         p.* exclude (k),
         coalesce(p.env_provider, lower($provider)) as declared_provider,
         case
+            -- <generated ladder: pipelines/lib/formats.yaml detection, in order>
             when k.stream_error is not null then 'stream'
             when json_type(k.hash_ids) = 'ARRAY' and k.input_length is not null then 'mooncake_trace'
             when json_type(k.usageMetadata) = 'OBJECT' then 'gemini_generate_content'
@@ -126,6 +131,7 @@ shaped as (
             when p.batch_format = 'anthropic_batch_result' then 'anthropic_messages'
             when coalesce(p.env_provider, lower($provider)) in ('anthropic') then 'anthropic_messages'
             when coalesce(p.env_provider, lower($provider)) in ('openai', 'azure', 'azure_openai') then 'openai_responses'
+            -- </generated>
         end as source_format,
         json_type(k._stream) = 'BOOLEAN' as is_stream
     from probed p

@@ -1,10 +1,10 @@
--- GENERATED from pipelines/lib/formats.yaml and pipelines/lib/format_templates/validated_items__create.sql by `python -m pipelines.lib.format_sql`:
--- do not edit; edit the declaration (or template) and regenerate.
 -- General normaliser, stage 3 of 4: who and what each item is, and why it is rejected. From fielded_items
 -- (stage 2: each item's fields, read by its format's sql/ingest/fields/<format>.sql, with its format's
 -- convention and options as columns) into validated_items: the model (Azure deployments mapped), the
 -- provider (named, else implied by the format, else by the model's family), and field_error, the first
 -- reason the item cannot be counted (null: it can). The order of the checks decides which reason is given.
+-- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
+-- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
 -- Parameters: $model (source.yaml default, may be null), $deployment_names / $deployment_models (source.yaml
 -- deployments: Azure deployment -> model), $block_size (tokens per trace block).
 create or replace temp table validated_items as
@@ -60,6 +60,7 @@ select
         case when x.convention in ('inclusive', 'trace', 'total_decides') and x.v_prompt is null then 'missing prompt token count' end,
         case when x.convention = 'additive' and x.v_uncached is null then 'missing input token count' end,
         case when x.v_output is null and not coalesce(x.output_optional, false) then 'missing output token count' end,
+        -- <generated token_checks: every count field of pipelines/lib/formats.yaml, in its order>
         token_error(x.v_prompt, 'prompt tokens'),
         token_error(x.v_extra_prompt, 'extra prompt tokens'),
         token_error(x.v_uncached, 'input tokens'),
@@ -74,6 +75,7 @@ select
         token_error(x.v_reasoning, 'reasoning tokens'),
         token_error(x.v_total, 'total tokens'),
         token_error(x.v_request_count, 'request count'),
+        -- </generated>
         case when x.v_cost is not null and try_cast(x.v_cost ->> '$' as decimal(38, 15)) is null
             then 'reported cost is not a number of USD below 10^23 (' || left(x.v_cost::varchar, 40) || ')' end,
         case when try_cast(x.v_cost ->> '$' as decimal(38, 15)) < 0 or try_cast(x.env_cost ->> '$' as decimal(38, 15)) < 0

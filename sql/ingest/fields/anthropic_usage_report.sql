@@ -1,5 +1,5 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`:
--- do not edit; edit the declaration (or template) and regenerate.
+-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of anthropic_usage_report items (Anthropic Admin usage report result (no flat cache_creation_input_tokens; no request count)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
@@ -7,17 +7,9 @@ select
     s.* exclude (v),
     'additive' as convention,
     'anthropic' as inferred_provider,
-    null as default_provider,
-    false as body_names_upstream,
-    []::varchar[] as reasoning_beside_output,
-    false as output_optional,
-    false as reasoning_may_exceed_output,
-    false as total_is_sum,
     'unknown' as request_count_from,
     true as id_from_content,
     'context_window' as tier_prompt_from,
-    false as provider_from_package,
-    false as provider_from_model_prefix,
     v.uncached_input_tokens as v_uncached,
     v.cache_read_input_tokens as v_read,
     v.cache_creation_input_tokens as v_write,

@@ -1,5 +1,5 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`:
--- do not edit; edit the declaration (or template) and regenerate.
+-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of gemini_generate_content items (Gemini / Vertex generateContent (thoughts are output beside candidates; toolUsePromptTokenCount is extra input)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
@@ -7,17 +7,8 @@ select
     s.* exclude (v),
     'inclusive' as convention,
     'gemini' as inferred_provider,
-    null as default_provider,
-    false as body_names_upstream,
-    []::varchar[] as reasoning_beside_output,
     true as output_optional,
     true as reasoning_may_exceed_output,
-    false as total_is_sum,
-    'one' as request_count_from,
-    false as id_from_content,
-    'prompt' as tier_prompt_from,
-    false as provider_from_package,
-    false as provider_from_model_prefix,
     v.usageMetadata.promptTokenCount as v_prompt,
     v.usageMetadata.toolUsePromptTokenCount as v_extra_prompt,
     v.usageMetadata.cachedContentTokenCount as v_read,

@@ -1,5 +1,5 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`:
--- do not edit; edit the declaration (or template) and regenerate.
+-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of langfuse_generation items (Langfuse generation (usage_details keys add up to the prompt; input = uncached remainder; reasoning billed beside output)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
@@ -7,17 +7,7 @@ select
     s.* exclude (v),
     'additive' as convention,
     'by_model' as inferred_provider,
-    null as default_provider,
-    false as body_names_upstream,
-    []::varchar[] as reasoning_beside_output,
-    false as output_optional,
-    false as reasoning_may_exceed_output,
     true as total_is_sum,
-    'one' as request_count_from,
-    false as id_from_content,
-    'prompt' as tier_prompt_from,
-    false as provider_from_package,
-    false as provider_from_model_prefix,
     v.u."input" as v_uncached,
     coalesce(v.u.input_cached_tokens, v.u.input_cache_read, v.u.cache_read_input_tokens) as v_read,
     coalesce(v.u.input_cache_creation, v.u.cache_creation_input_tokens, v.u.cache_write_tokens) as v_write,

@@ -1,5 +1,5 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`:
--- do not edit; edit the declaration (or template) and regenerate.
+-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of litellm_spend_log items (LiteLLM spend-log row (metadata.usage_object is the cache-inclusive Usage; spend is billed USD; cache_hit is LiteLLM's response cache)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
@@ -7,16 +7,6 @@ select
     s.* exclude (v),
     'inclusive' as convention,
     'by_model' as inferred_provider,
-    null as default_provider,
-    false as body_names_upstream,
-    []::varchar[] as reasoning_beside_output,
-    false as output_optional,
-    false as reasoning_may_exceed_output,
-    false as total_is_sum,
-    'one' as request_count_from,
-    false as id_from_content,
-    'prompt' as tier_prompt_from,
-    false as provider_from_package,
     true as provider_from_model_prefix,
     coalesce(v.metadata.usage_object.prompt_tokens, v.prompt_tokens) as v_prompt,
     coalesce(v.metadata.usage_object.prompt_tokens_details.cached_tokens, v.metadata.usage_object.cache_read_input_tokens) as v_read,

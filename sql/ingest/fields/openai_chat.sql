@@ -1,5 +1,5 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`:
--- do not edit; edit the declaration (or template) and regenerate.
+-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of openai_chat items (OpenAI Chat Completions; also Azure, xAI, Mistral, OpenRouter, vLLM, SGLang).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
@@ -10,14 +10,6 @@ select
     'openai' as default_provider,
     coalesce(json_type(v.provider) = 'VARCHAR', false) as body_names_upstream,
     ['xai']::varchar[] as reasoning_beside_output,
-    false as output_optional,
-    false as reasoning_may_exceed_output,
-    false as total_is_sum,
-    'one' as request_count_from,
-    false as id_from_content,
-    'prompt' as tier_prompt_from,
-    false as provider_from_package,
-    false as provider_from_model_prefix,
     v.usage.prompt_tokens as v_prompt,
     coalesce(v.usage.prompt_tokens_details.cached_tokens, v.usage.cache_read_input_tokens) as v_read,
     coalesce(v.usage.prompt_tokens_details.cache_write_tokens, v.usage.cache_creation_input_tokens, v.usage.prompt_tokens_details.cache_creation_tokens) as v_write,

@@ -1,5 +1,5 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`:
--- do not edit; edit the declaration (or template) and regenerate.
+-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of openai_usage_bucket items (OpenAI organisation Usage API completions result, after the July 2026 change (input_tokens = uncached + cached + cache write)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
@@ -7,17 +7,9 @@ select
     s.* exclude (v),
     'additive' as convention,
     'openai' as inferred_provider,
-    null as default_provider,
-    false as body_names_upstream,
-    []::varchar[] as reasoning_beside_output,
-    false as output_optional,
-    false as reasoning_may_exceed_output,
-    false as total_is_sum,
     'field' as request_count_from,
     true as id_from_content,
     'zero' as tier_prompt_from,
-    false as provider_from_package,
-    false as provider_from_model_prefix,
     v.input_tokens as v_prompt,
     v.input_uncached_tokens as v_uncached,
     v.input_cached_tokens as v_read,
