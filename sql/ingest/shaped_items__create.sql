@@ -41,7 +41,7 @@ unwrapped as (
         case
             when not d.is_object or d.env.custom_id is null then null
             when json_type(d.env.result) = 'OBJECT' then 'anthropic_batch_result'
-            when json_type(d.env.response) = 'OBJECT' or list_contains(d.batch_keys, 'response')
+            when json_type(d.env.response) = 'OBJECT' or (d.env.response is null and list_contains(d.batch_keys, 'response'))
                  or list_contains(d.batch_keys, 'error') then 'openai_batch_output'
         end as batch_format,
         -- an envelope wraps a body in "response"; batch result lines and LiteLLM spend-log rows (whose
