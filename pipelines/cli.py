@@ -27,7 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from pipelines.defs.settings import DEFAULT_DB
-from pipelines.lib import progress, warehouse
+from pipelines.lib import options, progress, warehouse
 
 app = typer.Typer(help="Cost metering and billing analytics for LLM prompt caching.", no_args_is_help=True,
                   add_completion=False, rich_markup_mode="markdown")
@@ -35,7 +35,7 @@ console = Console(width=None if sys.stdout.isatty() else 140)
 err_console = Console(stderr=True, soft_wrap=True)  # one message per line, however narrow the terminal
 
 
-SQL_TIMEOUT_SECONDS = 300.0  # an ad-hoc query's default time limit (--timeout, CACHEMETER_SQL_TIMEOUT)
+SQL_TIMEOUT_SECONDS = float(options.BY_NAME["sql_timeout"].default)  # an ad-hoc query's default time limit (--timeout, CACHEMETER_SQL_TIMEOUT)
 
 
 class OutputFormat(str, Enum):

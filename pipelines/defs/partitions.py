@@ -5,12 +5,13 @@ partition too, so a run can include the current (incomplete) day on request. The
 targets the previous, complete day.
 """
 
-import os
 from datetime import timedelta
 
 import dagster as dg
 
-PARTITIONS_START = os.environ.get("CACHEMETER_PARTITIONS_START", "2020-01-01")
+from pipelines.lib import options
+
+PARTITIONS_START = str(options.env_value("partitions_start"))
 
 daily_partitions = dg.DailyPartitionsDefinition(start_date=PARTITIONS_START, timezone="UTC", end_offset=1)
 

@@ -22,8 +22,10 @@ from functools import cache
 
 import duckdb
 
+from pipelines.lib import options
+
 CHUNK_ROWS = 250_000
-DEFAULT_SAMPLE_ROWS = 200_000
+DEFAULT_SAMPLE_ROWS = int(options.BY_NAME["gx_sample_rows"].default)
 _preload: threading.Thread | None = None
 
 
@@ -49,7 +51,7 @@ def sample_rows() -> int:
 
     Raises ``ValueError`` naming the variable when it is not a non-negative integer.
     """
-    raw = os.environ.get("CACHEMETER_GX_SAMPLE_ROWS", str(DEFAULT_SAMPLE_ROWS))
+    raw = os.environ.get(options.BY_NAME["gx_sample_rows"].env) or str(DEFAULT_SAMPLE_ROWS)
     if not raw.strip().isdigit():
         raise ValueError(f"CACHEMETER_GX_SAMPLE_ROWS must be a whole number of rows (0 = all), not {raw!r}")
     return int(raw)

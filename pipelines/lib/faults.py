@@ -10,8 +10,10 @@ file is committed), ``window:<sql name>`` (inside a partition window's transacti
 import os
 import signal
 
+from pipelines.lib import options
+
 
 def maybe_die(point: str) -> None:
     """SIGKILL this process if ``CACHEMETER_KILL_AT`` names ``point``."""
-    if os.environ.get("CACHEMETER_KILL_AT") == point:
+    if options.env_value("kill_at") == point:
         os.kill(os.getpid(), signal.SIGKILL)

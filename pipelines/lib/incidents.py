@@ -44,17 +44,18 @@ RATE = Decimal("1e-9")
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The hit-rate incident rule's settings (rates 0..1, days, requests); see cachemeter.yaml."""
+    """The hit-rate incident rule's settings (rates 0..1, days, requests), without defaults: they are
+    declared once in ``pipelines/lib/options.py`` (``CachemeterSettings.incident_thresholds()``)."""
 
-    min_drop: float = 0.20
-    critical_drop: float = 0.40
-    recovery_drop: float = 0.10
-    recovery_days: int = 2
-    min_requests: int = 50
-    reference_days: int = 28
-    min_reference_days: int = 7
-    pool_max_days: int = 7
-    confidence_z: float = 2.0
+    min_drop: float
+    critical_drop: float
+    recovery_drop: float
+    recovery_days: int
+    min_requests: int
+    reference_days: int
+    min_reference_days: int
+    pool_max_days: int
+    confidence_z: float
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import duckdb
 import pandas as pd
 import vl_convert as vlc
 
-from pipelines.lib import faults
+from pipelines.lib import faults, options
 
 _preload: threading.Thread | None = None
 
@@ -35,7 +35,7 @@ _preload: threading.Thread | None = None
 def bundle_path() -> Path:
     """Where the JavaScript bundle is cached: ``$CACHEMETER_CACHE_DIR`` (default ``$XDG_CACHE_HOME/cachemeter``,
     else ``~/.cache/cachemeter``), one file per vl-convert version."""
-    root = os.environ.get("CACHEMETER_CACHE_DIR") or os.path.join(
+    root = options.env_value("cache_dir") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "cachemeter")
     return Path(root) / f"vega-bundle-vl-convert-{vlc.__version__}.js"
 

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.lib import providers
+from pipelines.lib import options, providers
 from pipelines.lib.sql import statement, statements_in
 
 
-DEFAULT_MEMORY_LIMIT = "1GB"  # DuckDB's own default is 80% of RAM; the nightly run should stay small
+DEFAULT_MEMORY_LIMIT = str(options.BY_NAME["memory_limit"].default)  # DuckDB's own default is 80% of RAM; the nightly run should stay small
 # the configuration every read-write connection of a run opens with (the Dagster resource's too): DuckDB
 # shares one open database instance between connections of a process only when their configurations match
 CONNECTION_CONFIG = {"custom_user_agent": "cachemeter"}
@@ -31,7 +31,7 @@ CONNECTION_CONFIG = {"custom_user_agent": "cachemeter"}
 
 def configured_memory_limit() -> str:
     """DuckDB's memory limit for every connection: ``CACHEMETER_MEMORY_LIMIT`` (e.g. ``2GB``), default 1GB."""
-    return os.environ.get("CACHEMETER_MEMORY_LIMIT") or DEFAULT_MEMORY_LIMIT
+    return str(options.env_value("memory_limit"))
 
 
 def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

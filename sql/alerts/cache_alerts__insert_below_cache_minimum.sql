@@ -1,7 +1,7 @@
 -- below_cache_minimum: a prefix family whose prompts sit just under the model's minimum cacheable
 -- length (between $below_minimum_margin and 1 x core.cache_minimums) for at least
 -- $below_minimum_min_share of its requests on a day of [$start, $end), with at least
--- $min_requests requests: a little padding or reordering would make the opening cacheable.
+-- $alert_min_requests requests: a little padding or reordering would make the opening cacheable.
 -- lost_savings_usd is the upper bound: those prompts' tokens x (input - cache read price).
 insert into marts.cache_alerts by name
 with
@@ -29,6 +29,6 @@ final as (
                tenant, app, provider, coalesce(model, '?'), near_requests / requests * 100, minimum,
                coalesce(upper_bound_usd, 0)) as message
     from near_minimum
-    where requests >= $min_requests and near_requests / requests >= $below_minimum_min_share
+    where requests >= $alert_min_requests and near_requests / requests >= $below_minimum_min_share
 )
 select * from final;

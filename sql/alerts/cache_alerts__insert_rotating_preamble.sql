@@ -1,6 +1,6 @@
 -- rotating_preamble: a (provider, model, tenant, app) series whose shared opening started changing
 -- on a day of [$start, $end), so cache reuse collapsed (ARCHITECTURE section 5). Signals, per day,
--- against the trailing $baseline_days days:
+-- against the trailing $alert_baseline_days days:
 --   openings_jump  (bodies logged) distinct leading blocks (first 2,048 rendered characters, or the
 --                  longest boundary reached) jump to >= 10 and >= half the requests, where the
 --                  baseline never had more than 3 on a day;
@@ -11,20 +11,20 @@
 --   reads_shrank   (no bodies needed) the same, where the baseline was pinned too but at a larger size:
 --                  the day's common read size is below 0.8 x the baseline's (median of its days), so
 --                  the opening now changes near that many tokens (divergence_offset_tokens);
--- and, always, a step drop of the token hit rate of at least $min_drop below the baseline.
+-- and, always, a step drop of the token hit rate of at least $alert_min_drop below the baseline.
 -- It fires on the first day of an incident only: the series' previous traffic day within the
--- $baseline_days + 1 days before did not meet the condition (a day further back does not continue an
--- incident). So a day's alert reads at most 2 x $baseline_days + 1 days back, whatever window a run
+-- $alert_baseline_days + 1 days before did not meet the condition (a day further back does not continue an
+-- incident). So a day's alert reads at most 2 x $alert_baseline_days + 1 days back, whatever window a run
 -- rebuilds; alert_id hashes rule, scope and that day, so re-runs never duplicate it.
 -- lost_savings_usd = (baseline - observed) x prompt tokens x (input price - cache read price).
 insert into marts.cache_alerts by name
 with
 series_days as (
     -- per-day aggregates (marts.series_days, written just before the rules run): the window, its
-    -- previous traffic days (up to $baseline_days + 1 back) and their baselines ($baseline_days more)
+    -- previous traffic days (up to $alert_baseline_days + 1 back) and their baselines ($alert_baseline_days more)
     select *
     from marts.series_days
-    where day >= $start::date - to_days(2 * $baseline_days + 1) and day < $end
+    where day >= $start::date - to_days(2 * $alert_baseline_days + 1) and day < $end
 ),
 signals as (
     select
@@ -46,7 +46,7 @@ with_baseline as (
     window trailing_days as (
         partition by g.provider, g.model, g.tenant, g.app
         order by g.day
-        range between to_days($baseline_days) preceding and interval 1 day preceding
+        range between to_days($alert_baseline_days) preceding and interval 1 day preceding
     )
 ),
 conditions as (
@@ -59,8 +59,8 @@ conditions as (
             and coalesce(b.baseline_read_mode_share, 0) < 0.8 as pinned_reads,
         b.hits >= 20 and b.read_mode_share >= 0.8 and b.distinct_hit_prompts >= 5
             and b.baseline_read_mode_share >= 0.8 and b.top_read_tokens < 0.8 * b.baseline_top_read_tokens as reads_shrank,
-        b.requests >= $min_requests and b.baseline_requests >= $min_requests
-            and b.baseline - b.observed >= $min_drop as dropped
+        b.requests >= $alert_min_requests and b.baseline_requests >= $alert_min_requests
+            and b.baseline - b.observed >= $alert_min_drop as dropped
     from with_baseline b
 ),
 flagged as (
@@ -119,6 +119,6 @@ final as (
     from described
     where day >= $start and day < $end
       and rotating
-      and not coalesce(previous.rotating and previous.day >= day - to_days($baseline_days + 1), false)
+      and not coalesce(previous.rotating and previous.day >= day - to_days($alert_baseline_days + 1), false)
 )
 select * from final;

@@ -1,5 +1,5 @@
 -- Roll usage up to prefix families per UTC day for [$start, $end), with each family's own trailing
--- $baseline_days-day token hit rate and what falling below it cost (USD, DECIMAL).
+-- $alert_baseline_days-day token hit rate and what falling below it cost (USD, DECIMAL).
 insert into marts.prefix_families by name
 with
 family_days as (
@@ -23,7 +23,7 @@ family_days as (
         p.day, p.prefix_family, p.provider, p.model, p.tenant, p.app, p.requests, p.distinct_openings,
         p.prompt_tokens, p.cache_read_tokens, p.cost_usd, p.savings_usd
     from marts.prefix_families p
-    where p.day >= $start::date - to_days($baseline_days) and p.day < $start
+    where p.day >= $start::date - to_days($alert_baseline_days) and p.day < $start
 ),
 with_baseline as (
     select
@@ -34,7 +34,7 @@ with_baseline as (
     window trailing_days as (
         partition by f.prefix_family, f.provider, f.model, f.tenant, f.app
         order by f.day
-        range between to_days($baseline_days) preceding and interval 1 day preceding
+        range between to_days($alert_baseline_days) preceding and interval 1 day preceding
     )
 ),
 final as (

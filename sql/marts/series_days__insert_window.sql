@@ -1,5 +1,5 @@
 -- Aggregate core.usage_priced into marts.series_days for the window [$start, $end), and for any day
--- of the trailing 2 x $baseline_days + 1 days (what the rotating-preamble rule reads) that has usage
+-- of the trailing 2 x $alert_baseline_days + 1 days (what the rotating-preamble rule reads) that has usage
 -- but no series rows yet (a warehouse from before this table, or a first run), so the alert rules
 -- always find their baseline.
 insert into marts.series_days by name
@@ -11,7 +11,7 @@ usage_days as (
         coalesce(u.opening_hashes[4], u.opening_hashes[-1]) as leading_block,
         u.read_discount_usd
     from core.usage_priced u
-    where u.day >= $start::date - to_days(2 * $baseline_days + 1) and u.day < $end
+    where u.day >= $start::date - to_days(2 * $alert_baseline_days + 1) and u.day < $end
         and (u.day >= $start or u.day not in (select distinct day from marts.series_days))
 ),
 read_values as (

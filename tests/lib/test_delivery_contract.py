@@ -10,7 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import duckdb
 import pytest
 
-from pipelines.lib import webhook
+from pipelines.defs.settings import CachemeterSettings
+from pipelines.lib import incidents, webhook
 from tests.conftest import run_pipeline
 from tests.defs.test_pipeline import hit_rate_logs
 from tests.lib.test_webhook import copy_of
@@ -109,15 +110,13 @@ def test_a_receiver_down_for_two_nights_is_dead_lettered_visibly_then_resolves_g
 
 
 def test_a_rebuild_that_drops_a_delivered_incident_sends_a_retraction(warehouse, tmp_path):
-    from pipelines.lib import incidents
-
     db = copy_of(warehouse, tmp_path)
     receiver = Receiver()
     try:
         with duckdb.connect(str(db)) as conn:
             webhook.deliver_pending(conn, receiver.url, options=FAST)
             conn.execute("delete from marts.series_days where day >= '2026-11-08'")  # as if late data removed the drop
-            counts = incidents.rebuild(conn, incidents.Thresholds(), 1.0, 7)
+            counts = incidents.rebuild(conn, CachemeterSettings().incident_thresholds(), 1.0, 7)
             webhook.deliver_pending(conn, receiver.url, options=FAST)
             webhook.deliver_pending(conn, receiver.url, options=FAST)
     finally:

@@ -11,13 +11,12 @@ from pipelines.defs.daily import add_day_metadata, daily_asset
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import incidents, webhook
+from pipelines.lib import alert_rules, incidents, webhook
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
-# one SQL file per rule: sql/alerts/cache_alerts__insert_<rule>.sql
-RULES = ("rotating_preamble", "hit_rate_drop",  # in this order: a known cause mutes the generic rule
-         "negative_cache_roi", "below_cache_minimum", "cross_tenant_prefix", "unpriced_usage", "cost_mismatch", "data_quality")
+# one SQL file per rule, in the declared order: sql/alerts/cache_alerts__insert_<rule>.sql
+RULES = alert_rules.NAMES
 
 
 @daily_asset(["marts", "cache_alerts"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"]),
@@ -28,25 +27,14 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     then the incidents from all stored evidence (``pipelines/lib/incidents.py``: marts.cache_incidents,
     marts.cache_incident_events, marts.series_evaluations), in the same transaction."""
     params = window_params(context)
-    rule_params = {**params, "min_drop": settings.alert_min_drop, "critical_drop": settings.alert_critical_drop,
-                   "min_requests": settings.alert_min_requests, "baseline_days": settings.alert_baseline_days,
-                   "roi_window_days": settings.roi_window_days,
-                   "roi_min_write_premium_usd": settings.roi_min_write_premium_usd,
-                   "below_minimum_margin": settings.below_minimum_margin,
-                   "below_minimum_min_share": settings.below_minimum_min_share,
-                   "isolated_tenants": settings.isolated_tenants,
-                   "unpriced_min_requests": settings.unpriced_min_requests,
-                   "mismatch_share": settings.mismatch_share, "mismatch_min_usd": settings.mismatch_min_usd,
-                   "mismatch_critical_share": settings.mismatch_critical_share,
-                   "quality_max_quarantine_share": settings.quality_max_quarantine_share,
-                   "quality_min_records": settings.quality_min_records}
+    rule_params = {**params, **settings.sql_params()}
     with warehouse_connection(duckdb) as conn:
         with transaction(conn):
             conn.execute(statement("alerts/cache_alerts__delete_window"), params)
             # the series-day aggregates the rules' baselines read (the window's days, plus any missing)
             conn.execute(statement("marts/series_days__delete_window"), params)
             conn.execute(statement("marts/series_days__insert_window"),
-                         {**params, "baseline_days": settings.alert_baseline_days})
+                         {**params, "alert_baseline_days": settings.alert_baseline_days})
             for rule in RULES:
                 text = statement(f"alerts/cache_alerts__insert_{rule}")
                 conn.execute(text, params_for(text, rule_params))

@@ -69,7 +69,7 @@ def prefix_families(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
         replace_window(conn, "marts/prefix_families__delete_window", "marts/prefix_families__insert_window",
-                       params, {**params, "baseline_days": settings.alert_baseline_days})
+                       params, {**params, "alert_baseline_days": settings.alert_baseline_days})
         rows = add_day_metadata(context, conn.execute(
             "select day, count(*) as rows, count(distinct prefix_family) as families, "
             "coalesce(sum(lost_savings_usd), 0) as lost_savings_usd "

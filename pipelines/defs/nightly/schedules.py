@@ -8,15 +8,15 @@ night that failed), not only "yesterday". Turn it off in the UI (Automation) or 
 ``dagster schedule stop nightly_schedule``.
 """
 
-import os
 from datetime import timedelta
 
 import dagster as dg
 
 from pipelines.defs.nightly.jobs import ingest_job
+from pipelines.lib import options
 
-NIGHTLY_CRON = os.environ.get("CACHEMETER_NIGHTLY_CRON", "30 2 * * *")  # a definition, read when the code loads
-DEADLINE_HOUR_UTC = int(os.environ.get("CACHEMETER_NIGHTLY_DEADLINE_HOUR", "6"))  # hour (UTC) yesterday must be built by
+NIGHTLY_CRON = str(options.env_value("nightly_cron"))  # a definition, read when the code loads
+DEADLINE_HOUR_UTC = int(options.env_value("nightly_deadline_hour"))  # hour (UTC) yesterday must be built by
 # core/usage is fresh when it was materialized in the 24 hours before the deadline (Dagster's freshness
 # policy, shown on the asset; nightly_watchdog posts a late night to the webhook)
 USAGE_FRESHNESS = dg.FreshnessPolicy.cron(deadline_cron=f"0 {DEADLINE_HOUR_UTC} * * *",

@@ -1,0 +1,267 @@
+"""Every cachemeter setting, declared once: name, default, unit and meaning.
+
+One ``Option`` per setting. From this table come
+
+* the fields and defaults of the Dagster resource ``CachemeterSettings`` (``pipelines/defs/settings.py``),
+* the bundled ``cachemeter.yaml`` (``render_config``; a test keeps the committed file equal to it),
+* the environment override of every setting, ``CACHEMETER_<NAME>`` (``values``),
+* the SQL parameters of the alert and mart statements: ``$<name>`` (``sql_params``),
+* the settings table of the README (``render_table``; drift-tested like ``docs/tables.md``).
+
+An option with a ``key`` lives in the configuration file at that dotted path; one without is read from
+the environment only (where the warehouse is, what the process may use). Units: ``share`` is a
+fraction 0..1, ``USD`` is money, ``days`` / ``hours`` / ``seconds`` / ``requests`` / ``records`` count
+what they say.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting. ``name`` is its Python attribute and SQL parameter; its environment variable is
+    ``CACHEMETER_<NAME>``; ``key`` its dotted path in ``cachemeter.yaml`` (None: environment only)."""
+
+    name: str
+    default: object
+    unit: str
+    meaning: str
+    key: str | None = None
+
+    @property
+    def env(self) -> str:
+        """The environment variable that overrides this setting."""
+        return f"CACHEMETER_{self.name.upper()}"
+
+    def parse(self, raw: object) -> object:
+        """``raw`` (a YAML value or an environment string) as this option's type (that of its default).
+
+        Raises ``ValueError`` naming the option when it does not parse.
+        """
+        kind = type(self.default)
+        try:
+            if kind is bool:
+                if isinstance(raw, bool):
+                    return raw
+                text = str(raw).strip().lower()
+                if text not in {"1", "0", "true", "false", "yes", "no"}:
+                    raise ValueError(raw)
+                return text in {"1", "true", "yes"}
+            if kind is list:
+                items = raw if isinstance(raw, list) else [t for t in str(raw).split(",") if t.strip()]
+                return [str(t).strip() for t in items]
+            if kind is int:
+                if isinstance(raw, float) or (isinstance(raw, str) and not raw.strip().lstrip("-").isdigit()):
+                    raise ValueError(raw)
+                return int(raw)
+            if kind is float:
+                return float(raw)
+            return str(raw)
+        except (TypeError, ValueError):
+            where = f"{self.key} / {self.env}" if self.key else self.env
+            raise ValueError(f"setting {where}: {raw!r} is not a {kind.__name__}") from None
+
+
+# The file settings, in the order cachemeter.yaml lists them.
+FILE_OPTIONS: tuple[Option, ...] = (
+    Option("alert_baseline_days", 7, "days", "trailing window every baseline is computed over; late data rebuilds 3x this many days after it",
+           "alerts.baseline_days"),
+    Option("alert_min_requests", 50, "requests", "a series needs this many requests on the day and in its baseline",
+           "alerts.min_requests"),
+    Option("alert_min_drop", 0.20, "share", "token hit rate this far below the baseline raises a warning",
+           "alerts.hit_rate_drop.min_drop"),
+    Option("alert_critical_drop", 0.40, "share", "... and this far, a critical alert", "alerts.hit_rate_drop.critical_drop"),
+    Option("incident_recovery_drop", 0.10, "share",
+           "a series has recovered when its hit rate is within this of the frozen baseline (< min_drop: hysteresis)",
+           "alerts.incidents.recovery_drop"),
+    Option("incident_recovery_days", 2, "days",
+           "... on this many complete days in a row; other rules: this many days without their alert",
+           "alerts.incidents.recovery_days"),
+    Option("incident_reference_days", 28, "days", "the baseline level: pre-incident days of the last this many (catches gradual drift)",
+           "alerts.incidents.reference_days"),
+    Option("incident_min_reference_days", 7, "days", "days of history a series needs before it is judged",
+           "alerts.incidents.min_reference_days"),
+    Option("incident_pool_max_days", 7, "days", "a low-volume series pools its last days (up to this many) to reach min_requests",
+           "alerts.incidents.pool_max_days"),
+    Option("incident_confidence_z", 2.0, "standard errors", "the drop must also exceed this many standard errors of the day-to-day noise",
+           "alerts.incidents.confidence_z"),
+    Option("complete_lag_hours", 1.0, "hours", "a UTC day is judged once the logs reach this far past its end",
+           "alerts.incidents.complete_lag_hours"),
+    Option("roi_window_days", 7, "days", "cache-write premiums vs read savings summed over this many days",
+           "alerts.negative_cache_roi.window_days"),
+    Option("roi_min_write_premium_usd", 1.00, "USD", "ignore families whose premiums are smaller than this",
+           "alerts.negative_cache_roi.min_write_premium_usd"),
+    Option("below_minimum_margin", 0.80, "share", "prompts between this share and 100% of the model's minimum cacheable length",
+           "alerts.below_cache_minimum.margin"),
+    Option("below_minimum_min_share", 0.50, "share", "... make up at least this share of the family's requests that day",
+           "alerts.below_cache_minimum.min_share"),
+    Option("isolated_tenants", [], "tenant names", "tenants that must never share a prefix family with another tenant",
+           "alerts.cross_tenant_prefix.isolated_tenants"),
+    Option("unpriced_min_requests", 1, "requests", "unpriced requests of one model on a day before it alerts",
+           "alerts.unpriced_usage.min_requests"),
+    Option("mismatch_share", 0.01, "share", "reported (billed) and computed cost differ by more than this share of the reported",
+           "alerts.cost_mismatch.share"),
+    Option("mismatch_min_usd", 0.01, "USD", "... and by more than this on the day (provider, model)",
+           "alerts.cost_mismatch.min_usd"),
+    Option("mismatch_critical_share", 0.10, "share", "a critical alert from this share on", "alerts.cost_mismatch.critical_share"),
+    Option("quality_max_quarantine_share", 0.01, "share", "quarantined / records of the files that fed the day",
+           "alerts.data_quality.max_quarantine_share"),
+    Option("quality_min_records", 100, "records", "only judge files with at least this many records",
+           "alerts.data_quality.min_records"),
+    Option("webhook_url_env", "CACHEMETER_WEBHOOK_URL", "variable name",
+           "environment variable holding the webhook URL (never logged)", "webhook.url_env"),
+    Option("webhook_format", "generic", "name",
+           "generic (JSON), slack, pagerduty (Events v2: https://events.pagerduty.com/v2/enqueue) or alertmanager",
+           "webhook.format"),
+    Option("webhook_routing_key_env", "CACHEMETER_PAGERDUTY_ROUTING_KEY", "variable name",
+           "pagerduty: environment variable holding the routing key (never logged)", "webhook.routing_key_env"),
+    Option("webhook_max_attempts", 5, "attempts",
+           "a notice that failed this many times is dead-lettered (marts.alert_deliveries) and the run fails",
+           "webhook.max_attempts"),
+    Option("webhook_timeout_seconds", 10.0, "seconds", "per post", "webhook.timeout_seconds"),
+    Option("webhook_time_budget_seconds", 120.0, "seconds",
+           "a delivery pass stops posting after this long; the rest go out with the next pass", "webhook.time_budget_seconds"),
+    Option("webhook_window_days", 3, "days", "announce only incidents still open or opened within this many days of the newest",
+           "webhook.first_enable_window_days"),
+)
+
+# Settings read from the environment only (where things are, what the process may use).
+ENV_OPTIONS: tuple[Option, ...] = (
+    Option("db", "", "path", "DuckDB warehouse file, absolute path (embedded, no server); CLI: --db, default warehouse/cachemeter.duckdb"),
+    Option("logs", "", "path", "folder scanned recursively for usage logs; CLI: --logs, default the bundled demo"),
+    Option("partitions_start", "2020-01-01", "UTC date", "first daily partition; earlier records are quarantined"),
+    Option("nightly_cron", "30 2 * * *", "cron (UTC)", "when the nightly schedule stages the logs"),
+    Option("nightly_deadline_hour", 6, "hour (UTC)", "hour by which yesterday must be built, else a notice"),
+    Option("prices", "", "path", "price override CSV (USD per million tokens); CLI: --prices"),
+    Option("follow_symlinks", False, "0 / 1", "follow symlinks that leave the logs folder"),
+    Option("config", "cachemeter.yaml", "path", "the settings file (default: the repository's cachemeter.yaml)"),
+    Option("webhook_url", "", "URL", "where incident notices are posted (a secret; the variable's name is webhook.url_env)"),
+    Option("pagerduty_routing_key", "", "secret", "PagerDuty Events v2 routing key (webhook.format: pagerduty; name: webhook.routing_key_env)"),
+    Option("memory_limit", "1GB", "bytes (DuckDB size)", "DuckDB buffer pool limit; larger intermediates spill to disk"),
+    Option("sql_timeout", 300, "seconds", "time an ad-hoc `cachemeter sql` query may run (0 = no limit)"),
+    Option("gx_sample_rows", 200000, "rows", "rows Great Expectations validates per check at most (0 = all)"),
+    Option("cache_dir", "", "path", "where the report's offline JavaScript bundle is kept (default $XDG_CACHE_HOME/cachemeter, else ~/.cache/cachemeter)"),
+    Option("shared_dir", "", "path", "folder of the shared data and handed cases the tests read (default ../shared beside the repository)"),
+    Option("kill_at", "", "crash point", "testing only: SIGKILL the process at this crash point (pipelines/lib/faults.py)"),
+)
+
+OPTIONS: tuple[Option, ...] = FILE_OPTIONS + ENV_OPTIONS
+BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+
+
+def env_value(name: str, environ: Mapping[str, str] | None = None) -> object:
+    """Environment-only option ``name``: ``CACHEMETER_<NAME>`` parsed, else its declared default.
+
+    Raises ``KeyError`` for an undeclared name, ``ValueError`` when the variable does not parse.
+    """
+    option = BY_NAME[name]
+    raw = (os.environ if environ is None else environ).get(option.env)
+    return option.default if raw in (None, "") else option.parse(raw)
+
+
+def values(config: Mapping, environ: Mapping[str, str] | None = None) -> dict[str, object]:
+    """Every file option's value: ``CACHEMETER_<NAME>`` if set, else the file's ``key``, else the default.
+
+    ``config`` is the parsed ``cachemeter.yaml`` (a mapping, possibly empty). Raises ``ValueError``
+    naming the option for a value of the wrong type.
+    """
+    environ = os.environ if environ is None else environ
+    out: dict[str, object] = {}
+    for option in FILE_OPTIONS:
+        raw = environ.get(option.env)
+        if raw in (None, ""):
+            raw = _lookup(config, option.key)
+        out[option.name] = option.default if raw is None else option.parse(raw)
+    return out
+
+
+def _lookup(config: Mapping, key: str) -> object:
+    node: object = config
+    for part in key.split("."):
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node
+
+
+def _yaml_scalar(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if isinstance(value, float):
+        return f"{value:.2f}" if value < 10 else f"{value:g}"
+    return str(value)
+
+
+CONFIG_HEADER = """\
+# cachemeter settings: alert thresholds, minimum volumes and webhook delivery. The values here are the
+# defaults; copy this file and point CACHEMETER_CONFIG at it to change them, or override one setting
+# with its variable (CACHEMETER_<NAME>, listed in the README's settings table).
+# Generated from pipelines/lib/options.py (python -m pipelines.lib.options); rates are fractions (0..1), money is USD.
+"""
+
+
+def render_config() -> str:
+    """The bundled ``cachemeter.yaml``: every file option at its default, commented with its meaning."""
+    lines = [CONFIG_HEADER.rstrip("\n")]
+    opened: list[str] = []
+    for option in FILE_OPTIONS:
+        *parents, leaf = option.key.split(".")
+        common = 0
+        while common < min(len(opened), len(parents)) and opened[common] == parents[common]:
+            common += 1
+        for depth in range(common, len(parents)):
+            lines.append("  " * depth + parents[depth] + ":")
+        opened = parents
+        entry = "  " * len(parents) + f"{leaf}: {_yaml_scalar(option.default)}"
+        lines.append(f"{entry:<38} # [{option.unit}] {option.meaning}")
+    return "\n".join(lines) + "\n"
+
+
+def render_table() -> str:
+    """The README's settings table (markdown): file key, variable, default, unit, meaning."""
+    rows = ["| setting (`cachemeter.yaml`) | variable | default | unit | meaning |", "|---|---|---|---|---|"]
+    for option in OPTIONS:
+        key = f"`{option.key}`" if option.key else "(variable only)"
+        if isinstance(option.default, bool):
+            default = "1" if option.default else "0"
+        else:
+            default = _yaml_scalar(option.default) if option.default not in ("", []) else "(none)"
+        rows.append(f"| {key} | `{option.env}` | {default} | {option.unit} | {option.meaning.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
+
+
+def readme_sections() -> dict[str, str]:
+    """The README's generated tables by marker name: the settings and the alert rules (``alert_rules``)."""
+    from pipelines.lib import alert_rules  # it reads the options' defaults: imported here, not at the top
+
+    return {"settings table": render_table(), "alert rules table": alert_rules.render_table()}
+
+
+def readme_with_tables(readme: str) -> str:
+    """``readme`` with the text between each generated table's markers
+    (``<!-- NAME: generated by python -m pipelines.lib.options -->`` ... ``<!-- end of NAME -->``) regenerated.
+
+    Raises ``ValueError`` naming the markers that are missing.
+    """
+    for name, body in readme_sections().items():
+        start_marker, end_marker = f"<!-- {name}: generated by python -m pipelines.lib.options -->", f"<!-- end of {name} -->"
+        start, end = readme.find(start_marker), readme.find(end_marker)
+        if start < 0 or end < start:
+            raise ValueError(f"README.md: markers {start_marker!r} ... {end_marker!r} not found")
+        readme = readme[:start + len(start_marker)] + "\n" + body + readme[end:]
+    return readme
+
+
+if __name__ == "__main__":  # regenerate cachemeter.yaml and the README's generated tables in place
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    (root / "cachemeter.yaml").write_text(render_config())
+    readme = root / "README.md"
+    readme.write_text(readme_with_tables(readme.read_text()))

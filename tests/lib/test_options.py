@@ -1,0 +1,69 @@
+"""Every setting is declared once (pipelines/lib/options.py); the files and tables made from it cannot drift."""
+
+import re
+
+import pytest
+
+from pipelines.defs.settings import CachemeterSettings
+from pipelines.lib import alert_rules, options
+from tests.conftest import REPO
+
+
+def test_bundled_config_file_is_generated_from_the_declaration():
+    assert (REPO / "cachemeter.yaml").read_text() == options.render_config(), \
+        "regenerate with: python -m pipelines.lib.options"
+
+
+def test_readme_settings_and_rules_tables_are_generated_from_the_declarations():
+    readme = (REPO / "README.md").read_text()
+    assert options.readme_with_tables(readme) == readme, "regenerate with: python -m pipelines.lib.options"
+    # the thresholds the rules table shows are the declared defaults
+    assert "0.20+ below its trailing 7-day baseline (critical from 0.40), 50+ requests" in readme
+    assert "by more than 1% and $0.01 on a day (critical from 10%)" in readme
+
+
+def test_the_bundled_file_reads_back_as_the_declared_defaults():
+    from pipelines.defs.settings import load_config
+
+    config = load_config(REPO / "cachemeter.yaml")
+    assert options.values(config, environ={}) == {o.name: o.default for o in options.FILE_OPTIONS}
+
+
+def test_every_variable_the_code_reads_is_declared():
+    read = set()
+    for path in [*(REPO / "pipelines").rglob("*.py"), REPO / "tests" / "conftest.py", REPO / "Makefile"]:
+        read |= set(re.findall(r"CACHEMETER_[A-Z][A-Z_]*[A-Z]", path.read_text()))
+    # CACHEMETER_LOGS_DIR is the compose file's host folder (deploy/), not read by the code
+    assert read - {o.env for o in options.OPTIONS} == set()
+
+
+def test_resource_fields_and_sql_parameters_are_the_declared_names():
+    settings = CachemeterSettings()
+    assert {o.name for o in options.FILE_OPTIONS} <= set(CachemeterSettings.model_fields)
+    assert settings.alert_min_drop == 0.20 and settings.webhook_window_days == 3  # cachemeter.yaml defaults
+    params = settings.sql_params()
+    assert params["alert_min_drop"] == 0.20 and params["isolated_tenants"] == []
+    # every $parameter of the rule statements (and the marts that take a baseline) is a declared option
+    # or a window bound: nothing is named in SQL that the declaration does not hold
+    used = set()
+    rule_files = [*(REPO / "sql" / "alerts" / f"cache_alerts__insert_{rule}.sql" for rule in alert_rules.NAMES),
+                  REPO / "sql" / "marts" / "series_days__insert_window.sql",
+                  REPO / "sql" / "marts" / "prefix_families__insert_window.sql"]
+    for path in rule_files:
+        used |= set(re.findall(r"\$([a-z_]+)", re.sub(r"--[^\n]*", "", path.read_text())))
+    assert {"alert_min_drop", "alert_baseline_days", "mismatch_share", "isolated_tenants"} <= used
+    assert used - set(params) - {"start", "end"} == set()
+
+
+def test_a_variable_overrides_the_file_and_a_bad_value_names_the_setting(monkeypatch):
+    config = {"alerts": {"hit_rate_drop": {"min_drop": 0.3}, "cross_tenant_prefix": {"isolated_tenants": ["acme"]}}}
+    got = options.values(config, environ={"CACHEMETER_ALERT_CRITICAL_DROP": "0.5", "CACHEMETER_WEBHOOK_MAX_ATTEMPTS": "9"})
+    assert (got["alert_min_drop"], got["alert_critical_drop"], got["webhook_max_attempts"]) == (0.3, 0.5, 9)
+    assert got["isolated_tenants"] == ["acme"]
+    assert options.values({}, environ={"CACHEMETER_ISOLATED_TENANTS": "a, b"})["isolated_tenants"] == ["a", "b"]
+    with pytest.raises(ValueError, match=r"alerts.min_requests / CACHEMETER_ALERT_MIN_REQUESTS: 'many' is not a int"):
+        options.values({}, environ={"CACHEMETER_ALERT_MIN_REQUESTS": "many"})
+    with pytest.raises(ValueError, match=r"alerts.data_quality.min_records"):
+        options.values({"alerts": {"data_quality": {"min_records": 2.5}}}, environ={})
+    monkeypatch.setenv("CACHEMETER_INCIDENT_RECOVERY_DAYS", "4")
+    assert CachemeterSettings.from_env().incident_thresholds().recovery_days == 4
