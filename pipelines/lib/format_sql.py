@@ -309,6 +309,9 @@ def lane_schema(decl: Declaration) -> dict:
 
 def lane_sql_parts(decl: Declaration) -> dict[str, str]:
     lane = [f for f in decl.formats.values() if f.fast_lane]
+    odd = [f.name for f in lane if f.convention not in ("inclusive", "additive")]
+    if odd:
+        raise ValueError(f"the fast lane reads inclusive and additive formats only, not {odd}")
     schema = lane_schema(decl)
 
     def case(expr_of, name):
@@ -368,7 +371,7 @@ def lane_option_columns(lane: list[Format]) -> list[str]:
     return [
         by_format({f.name: f.provider for f in lane if f.provider != "by_model"}, "inferred_provider", "varchar"),
         by_format({f.name: f.default_provider for f in lane}, "default_provider", "varchar"),
-        by_format({f.name: f.convention == "additive" for f in lane}, "additive", "boolean"),
+        by_format({f.name: f.convention for f in lane}, "convention", "varchar"),
         by_format({f.name: f.options["output_optional"] for f in lane}, "output_optional", "boolean"),
         by_format({f.name: f.options["reasoning_may_exceed_output"] for f in lane}, "reasoning_may_exceed_output", "boolean"),
         by_format({f.name: f.options["reasoning_beside_output"] for f in lane}, "reasoning_beside_output", "varchar[]"),

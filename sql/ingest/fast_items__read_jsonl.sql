@@ -137,7 +137,7 @@ picked as (
         coalesce(case s.source_format when 'openai_chat' then s.response.usage.cost is not null or s.response.usage.cost_details.upstream_inference_cost is not null or s.response.usage.is_byok is not null when 'openai_responses' then s.response.usage.cost is not null end, false) as unsupported,
         case s.source_format when 'groq_chat' then 'groq' when 'openai_responses' then 'openai' when 'anthropic_messages' then 'anthropic' when 'gemini_generate_content' then 'gemini' when 'bedrock_converse' then 'bedrock' end as inferred_provider,
         case s.source_format when 'openai_chat' then 'openai' end as default_provider,
-        coalesce(case s.source_format when 'anthropic_messages' then true when 'bedrock_converse' then true end, false) as additive,
+        case s.source_format when 'openai_chat' then 'inclusive' when 'groq_chat' then 'inclusive' when 'openai_responses' then 'inclusive' when 'anthropic_messages' then 'additive' when 'gemini_generate_content' then 'inclusive' when 'bedrock_converse' then 'additive' end as convention,
         coalesce(case s.source_format when 'gemini_generate_content' then true end, false) as output_optional,
         coalesce(case s.source_format when 'gemini_generate_content' then true end, false) as reasoning_may_exceed_output,
         case s.source_format when 'openai_chat' then ['xai']::varchar[] end as reasoning_beside_output
@@ -210,27 +210,27 @@ counted as (
         ) as provider,
         r.n_prompt + coalesce(r.n_extra_prompt, 0) as n_prompt_reported,
         coalesce(r.n_read, 0) as n_read_all,
-        case when r.v_write_5m is not null or r.v_write_1h is not null
-             then coalesce(r.n_write_5m, 0) else coalesce(r.n_write, 0) end as n_write_5m_all,
+        cache_write_5m_of(r.n_write_5m, r.n_write_1h, r.n_write) as n_write_5m_all,
         coalesce(r.n_write_1h, 0) as n_write_1h_all
     from resolved r
 ),
 classed as (
     select
         c.*,
-        case when c.additive then c.n_uncached else c.n_prompt_reported - c.n_read_all - c.n_write_5m_all - c.n_write_1h_all end
+        -- the token classes as the general normaliser computes them (sql/macros/token_classes.sql)
+        uncached_input_of(c.convention, c.n_prompt_reported, c.n_uncached, c.n_read_all, c.n_write_5m_all, c.n_write_1h_all)
             as n_uncached_all,
-        case when c.additive then c.n_uncached + c.n_read_all + c.n_write_5m_all + c.n_write_1h_all else c.n_prompt_reported end
+        whole_prompt_of(c.convention, c.n_prompt_reported, c.n_uncached, c.n_read_all, c.n_write_5m_all, c.n_write_1h_all)
             as n_prompt_all,
-        coalesce(c.n_output, 0) + coalesce(c.n_output_extra, 0)
-            + case when list_contains(c.reasoning_beside_output, c.provider) then coalesce(c.n_reasoning, 0) else 0 end as n_output_all
+        output_of(c.n_output, c.n_output_extra, c.n_reasoning, list_contains(c.reasoning_beside_output, c.provider))
+            as n_output_all
     from counted c
 )
 select
     c.source_format,
     coalesce(c.source_format is not null and c.values_plain and c.time_plain and c.provider is not null
-        and (c.n_prompt is not null or c.additive)
-        and (c.n_uncached is not null or not c.additive)
+        and (c.n_prompt is not null or c.convention = 'additive')
+        and (c.n_uncached is not null or c.convention <> 'additive')
         and (c.n_output is not null or c.output_optional)
         and c.ts is not null and isfinite(c.ts) and c.ts >= timestamptz '2000-01-01 00:00:00+00'
         and c.ts >= $earliest::timestamptz and c.ts <= $latest::timestamptz

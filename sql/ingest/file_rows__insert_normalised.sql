@@ -18,15 +18,11 @@ counted as (
         coalesce(token_value(v.v_read), 0) as n_read,
         token_value(v.v_hit) as n_hit,
         token_value(v.v_miss) as n_miss,
-        -- Anthropic: the 5m/1h split wins when present; older logs without it are all 5-minute writes
-        case when v.v_write_5m is not null or v.v_write_1h is not null
-             then coalesce(token_value(v.v_write_5m), 0) else coalesce(token_value(v.v_write), 0) end as n_write_5m,
+        cache_write_5m_of(token_value(v.v_write_5m), token_value(v.v_write_1h), token_value(v.v_write)) as n_write_5m,
         coalesce(token_value(v.v_write_1h), 0) as n_write_1h,
         token_value(v.v_write) as n_write_reported,
-        -- reasoning is inside output except where the format says a provider reports it beside (xAI Chat)
-        coalesce(token_value(v.v_output), 0) + coalesce(token_value(v.v_output_extra), 0)
-            + case when list_contains(v.reasoning_beside_output, v.provider) then coalesce(token_value(v.v_reasoning), 0) else 0 end
-            as n_output,
+        output_of(token_value(v.v_output), token_value(v.v_output_extra), token_value(v.v_reasoning),
+                  list_contains(v.reasoning_beside_output, v.provider)) as n_output,
         token_value(v.v_reasoning) as n_reasoning,
         token_value(v.v_total) as n_total
     from validated_items v
@@ -47,14 +43,10 @@ resolved as (
 classed as (
     select
         c.*,
-        case when c.applied_convention = 'additive' then coalesce(c.n_uncached_reported, c.n_prompt_reported)
-             when c.applied_convention = 'inclusive' then c.n_prompt_reported - c.n_read - c.n_write_5m - c.n_write_1h
-        end as n_uncached,
-        -- the whole prompt: reported for inclusive formats and traces, the sum of the classes for additive ones
-        case when c.applied_convention = 'additive'
-             then coalesce(c.n_uncached_reported, c.n_prompt_reported) + c.n_read + c.n_write_5m + c.n_write_1h
-             else c.n_prompt_reported
-        end as n_prompt
+        uncached_input_of(c.applied_convention, c.n_prompt_reported, c.n_uncached_reported, c.n_read, c.n_write_5m, c.n_write_1h)
+            as n_uncached,
+        whole_prompt_of(c.applied_convention, c.n_prompt_reported, c.n_uncached_reported, c.n_read, c.n_write_5m, c.n_write_1h)
+            as n_prompt
     from resolved c
 ),
 timed as (
