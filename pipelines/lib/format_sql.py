@@ -142,16 +142,21 @@ def general_ladder(decl: Declaration, probes: dict) -> str:
     return "\n".join(lines)
 
 
-def lane_condition(when: dict, schema: dict) -> str:
-    """The exact condition over the lane's typed struct (a struct member's presence stands for an object)."""
+def lane_condition(when: dict, schema: dict, exact: bool = True) -> str:
+    """The condition over the lane's typed struct (a struct member's presence stands for an object); not
+    ``exact``: the presence of each path's first key in the schema, which can only widen the condition."""
     (op, arg), = when.items()
     if op in ("all", "any"):
-        return "(" + f" {'and' if op == 'all' else 'or'} ".join(lane_condition(part, schema) for part in arg) + ")"
+        return "(" + f" {'and' if op == 'all' else 'or'} ".join(lane_condition(part, schema, exact) for part in arg) + ")"
     if op == "provider_in":
         return f"coalesce(lower(plain_json_text(s.provider)), lower($provider)) in ({sql_list(arg)})"
     if op == "batch":
         return "false"  # batch lines never take the lane
     path = declared.split_path(arg[0] if op == "equals" else arg)
+    if not exact and _in_schema(schema, path) != path:
+        if op == "absent":
+            raise ValueError("an absent key can only end the ladder (format: null)")
+        return f"{ref('s.response', schema, _in_schema(schema, path))} is not null"
     target = ref("s.response", schema, path)
     leaf = _is_leaf(schema, path)
     if op == "present":
@@ -162,6 +167,17 @@ def lane_condition(when: dict, schema: dict) -> str:
         return f"{target} = '\"{arg[1]}\"'"
     kind = "OBJECT" if op == "object" else "ARRAY"
     return f"json_type({target}) = '{kind}'" if leaf else f"{target} is not null"
+
+
+def _in_schema(schema: dict, path: tuple[str, ...]) -> tuple[str, ...]:
+    """The longest prefix of ``path`` the schema holds (up to its first leaf)."""
+    node, kept = schema, []
+    for key in path:
+        if node is None or key not in node:
+            break
+        kept.append(key)
+        node = node[key]
+    return tuple(kept)
 
 
 def _is_leaf(schema: dict, path) -> bool:
@@ -186,7 +202,7 @@ def lane_ladder(decl: Declaration, schema: dict) -> str:
             joined = " || ".join(f"coalesce({ref('s.response', schema, p)}::varchar, '')" for p in texts)
             lines.append(f"            when contains({joined}, '\\') then null")
             guarded = True
-        cond = lane_condition(rule.when, schema)
+        cond = lane_condition(rule.when, schema, exact=rule.format in lane or rule.format is None)
         if cond == "false":
             continue
         cond = cond[1:-1] if cond.startswith("(") and cond.endswith(")") else cond
@@ -302,9 +318,25 @@ def probe_paths(decl: Declaration) -> list[tuple[str, ...]]:
 
 
 def lane_schema(decl: Declaration) -> dict:
-    """The fast lane's typed schema of the body: the ladder's keys and the fast-lane formats' paths."""
-    lane = [f for f in decl.formats.values() if f.fast_lane]
-    return trie(probe_paths(decl) + [p for f in lane for p in f.paths()], struct_wins=True)
+    """The fast lane's typed schema of the body: the fast-lane formats' paths and the keys of their rungs
+    and of the rungs that leave a record unrecognised, read exactly; of another format's rung only the
+    first key the lane does not read otherwise (its presence defers the line)."""
+    lane = {f.name for f in decl.formats.values() if f.fast_lane}
+    exact = [p for f in decl.formats.values() if f.fast_lane for p in f.paths()]
+    exact += [p for r in decl.detection if r.format in lane or r.format is None for p in declared.condition_paths(r.when)]
+    schema = trie(exact + list(EXTRA_PROBES), struct_wins=True)
+    for rule in decl.detection:
+        if rule.format not in lane and rule.format is not None:
+            for path in declared.condition_paths(rule.when):
+                node = schema
+                for key in path:
+                    if node is None:
+                        break
+                    if key not in node:
+                        node[key] = None
+                        break
+                    node = node[key]
+    return schema
 
 
 def lane_sql_parts(decl: Declaration) -> dict[str, str]:
@@ -324,7 +356,8 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
         grouped: dict[str, list[str]] = {}
         for n, e in branches:  # formats reading a field at the same path share one branch
             grouped.setdefault(e, []).append(n)
-        whens = " ".join(f"when s.source_format in ({sql_list(ns)}) then {e}" for e, ns in grouped.items())
+        whens = " ".join(f"when s.source_format = '{ns[0]}' then {e}" if len(ns) == 1 else
+                         f"when s.source_format in ({sql_list(ns)}) then {e}" for e, ns in grouped.items())
         return f"        case {whens} end as {name}"
 
     def alternatives(f: Format, field: str):
@@ -356,26 +389,38 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
         "picked": ",\n".join(picked).split("\n"),
         "valued": valued,
         "plain_checks": checks,
+        "reasoning_beside": lane_reasoning_beside(lane),
     }
 
 
 def lane_option_columns(lane: list[Format]) -> list[str]:
-    """The fast-lane formats' convention and options as the columns the general normaliser names them by."""
-    def by_format(values: dict, name: str, sql_type: str) -> str:
-        whens = " ".join(f"when '{n}' then {literal(v)}" for n, v in values.items() if v not in (None, False, []))
-        if not whens:
-            return f"        {literal(False) if sql_type == 'boolean' else 'null::' + sql_type} as {name}"
-        if sql_type == "boolean":
-            return f"        coalesce(case s.source_format {whens} end, false) as {name}"
-        return f"        case s.source_format {whens} end as {name}"
+    """The fast-lane formats' convention and options as the columns the general normaliser names them by
+    (a flag as one membership test: cheaper per row than a CASE)."""
+    def by_format(values: dict, name: str) -> str:
+        grouped: dict[str, list[str]] = {}
+        for n, v in values.items():
+            if v is not None:
+                grouped.setdefault(v, []).append(n)
+        whens = " ".join(f"when s.source_format in ({sql_list(ns)}) then {literal(v)}" for v, ns in grouped.items())
+        return f"        case {whens} end as {name}" if whens else f"        null::varchar as {name}"
+
+    def flag(option: str, name: str) -> str:
+        chosen = [f.name for f in lane if f.options[option]]
+        return f"        s.source_format in ({sql_list(chosen)}) as {name}" if chosen else f"        false as {name}"
     return [
-        by_format({f.name: f.provider for f in lane if f.provider != "by_model"}, "inferred_provider", "varchar"),
-        by_format({f.name: f.default_provider for f in lane}, "default_provider", "varchar"),
-        by_format({f.name: f.convention for f in lane}, "convention", "varchar"),
-        by_format({f.name: f.options["output_optional"] for f in lane}, "output_optional", "boolean"),
-        by_format({f.name: f.options["reasoning_may_exceed_output"] for f in lane}, "reasoning_may_exceed_output", "boolean"),
-        by_format({f.name: f.options["reasoning_beside_output"] for f in lane}, "reasoning_beside_output", "varchar[]"),
+        by_format({f.name: f.provider for f in lane if f.provider != "by_model"}, "inferred_provider"),
+        by_format({f.name: f.default_provider for f in lane}, "default_provider"),
+        f"        s.source_format in ({sql_list(f.name for f in lane if f.convention == 'additive')}) as additive",
+        flag("output_optional", "output_optional"),
+        flag("reasoning_may_exceed_output", "reasoning_may_exceed_output"),
     ]
+
+
+def lane_reasoning_beside(lane: list[Format]) -> list[str]:
+    """Whether a row's reasoning count is reported beside its output count (format and provider)."""
+    terms = [f"(c.source_format = '{f.name}' and c.provider in ({sql_list(f.options['reasoning_beside_output'])}))"
+             for f in lane if f.options["reasoning_beside_output"]]
+    return [" or ".join(terms) or "false"]
 
 
 def _rows(items: list[str], per_line: int) -> list[str]:

@@ -27,45 +27,36 @@ src as (
         stream_events: 'JSON', response_sse: 'JSON', meta: 'JSON', has_more: 'JSON', next_page: 'JSON',
         -- <generated response_struct: the body's keys the ladder and the fast-lane formats read>
         response: 'STRUCT(
-            stream_error JSON, hash_ids JSON, input_length JSON,
-            usageMetadata STRUCT(
-                promptTokenCount JSON, toolUsePromptTokenCount JSON, cachedContentTokenCount JSON,
-                candidatesTokenCount JSON, thoughtsTokenCount JSON, serviceTier JSON),
-            otel_span STRUCT(
-                attributes STRUCT(
-                    "llm.token_count.prompt" JSON)),
-            span_attributes JSON,
             usage STRUCT(
-                inputTokens JSON, prompt_cache_hit_tokens JSON, billed_units JSON, promptTokens JSON,
-                prompt_tokens JSON, input_tokens JSON,
-                input_tokens_details STRUCT(
-                    cached_tokens JSON, cache_write_tokens JSON),
-                cache_read_input_tokens JSON, cache_creation_input_tokens JSON,
+                prompt_tokens JSON,
                 prompt_tokens_details STRUCT(
                     cached_tokens JSON, cache_write_tokens JSON, cache_creation_tokens JSON),
-                completion_tokens JSON,
+                cache_read_input_tokens JSON, cache_creation_input_tokens JSON, completion_tokens JSON,
                 completion_tokens_details STRUCT(
                     reasoning_tokens JSON),
                 cost JSON,
                 cost_details STRUCT(
                     upstream_inference_cost JSON),
-                is_byok JSON, output_tokens JSON,
+                is_byok JSON, input_tokens JSON,
+                input_tokens_details STRUCT(
+                    cached_tokens JSON, cache_write_tokens JSON),
+                output_tokens JSON,
                 output_tokens_details STRUCT(
                     reasoning_tokens JSON, thinking_tokens JSON),
                 cache_creation STRUCT(
                     ephemeral_5m_input_tokens JSON, ephemeral_1h_input_tokens JSON),
-                service_tier JSON, cacheReadInputTokens JSON, cacheWriteInputTokens JSON, outputTokens JSON),
-            "input" STRUCT(
-                inputTokenCount JSON),
-            meta_info STRUCT(
-                prompt_tokens JSON),
-            spend JSON, usageDetails JSON, usage_details JSON, usage_metadata JSON,
-            providerMetadata STRUCT(
-                anthropic JSON),
-            num_model_requests JSON, object JSON, input_uncached_tokens JSON, uncached_input_tokens JSON,
-            starting_at JSON, cache_read_input_tokens JSON, cache_creation JSON, x_groq JSON, "type" JSON,
-            _stream JSON, model JSON, id JSON, created JSON, service_tier JSON, provider JSON, created_at JSON,
-            modelVersion JSON, responseId JSON, createTime JSON)'
+                service_tier JSON, inputTokens JSON, cacheReadInputTokens JSON, cacheWriteInputTokens JSON,
+                outputTokens JSON, prompt_cache_hit_tokens JSON, billed_units JSON, promptTokens JSON),
+            model JSON, id JSON, created JSON, service_tier JSON, provider JSON, created_at JSON,
+            usageMetadata STRUCT(
+                promptTokenCount JSON, toolUsePromptTokenCount JSON, cachedContentTokenCount JSON,
+                candidatesTokenCount JSON, thoughtsTokenCount JSON, serviceTier JSON),
+            modelVersion JSON, responseId JSON, createTime JSON, x_groq JSON, object JSON, "type" JSON,
+            _stream JSON, stream_error JSON, hash_ids JSON, input_length JSON, otel_span JSON,
+            span_attributes JSON, "input" JSON, meta_info JSON, spend JSON, usageDetails JSON,
+            usage_details JSON, usage_metadata JSON, providerMetadata JSON, num_model_requests JSON,
+            input_uncached_tokens JSON, uncached_input_tokens JSON, starting_at JSON,
+            cache_read_input_tokens JSON, cache_creation JSON)'
         -- </generated>
     })
 ),
@@ -83,17 +74,17 @@ shaped as (
             when s.response.stream_error is not null then null
             when json_type(s.response.hash_ids) = 'ARRAY' and s.response.input_length is not null then null
             when s.response.usageMetadata is not null then 'gemini_generate_content'
-            when s.response.otel_span.attributes."llm.token_count.prompt" is not null or json_type(s.response.span_attributes) = 'OBJECT' then null
-            when s.response.otel_span is not null then null
+            when s.response.otel_span is not null or json_type(s.response.span_attributes) = 'OBJECT' then null
+            when json_type(s.response.otel_span) = 'OBJECT' then null
             when s.response.usage.inputTokens is not null then 'bedrock_converse'
-            when s.response."input".inputTokenCount is not null then null
+            when s.response."input" is not null then null
             when s.response.usage.prompt_cache_hit_tokens is not null then null
             when json_type(s.response.usage.billed_units) = 'OBJECT' then null
-            when s.response.meta_info.prompt_tokens is not null then null
+            when s.response.meta_info is not null then null
             when s.response.spend is not null then null
             when json_type(s.response.usageDetails) = 'OBJECT' or json_type(s.response.usage_details) = 'OBJECT' then null
             when json_type(s.response.usage_metadata) = 'OBJECT' then null
-            when s.response.usage.promptTokens is not null and json_type(s.response.providerMetadata.anthropic) = 'OBJECT' then null
+            when s.response.usage.promptTokens is not null and s.response.providerMetadata is not null then null
             when s.response.usage.promptTokens is not null then null
             when contains(coalesce(s.response.object::varchar, '') || coalesce(s.response."type"::varchar, ''), '\') then null
             when (s.response.num_model_requests is not null or s.response.object = '"organization.usage.completions.result"') and s.response.input_uncached_tokens is not null then null
@@ -118,29 +109,28 @@ picked as (
         s.app as env_app, s.request_id as env_request_id, s.id as env_id, s.prefix_hash, s.reported_cost_usd,
         s.provider is not null and plain_json_text(s.provider) is null as bad_provider,
         -- <generated picked: each field's alternatives, then the format's convention and options>
-        case when s.source_format in ('openai_chat', 'groq_chat') then s.response.usage.prompt_tokens when s.source_format in ('openai_responses') then s.response.usage.input_tokens when s.source_format in ('gemini_generate_content') then s.response.usageMetadata.promptTokenCount end as v_prompt,
-        case when s.source_format in ('gemini_generate_content') then s.response.usageMetadata.toolUsePromptTokenCount end as v_extra_prompt,
-        case when s.source_format in ('anthropic_messages') then s.response.usage.input_tokens when s.source_format in ('bedrock_converse') then s.response.usage.inputTokens end as v_uncached,
-        case when s.source_format in ('openai_chat') then coalesce(s.response.usage.prompt_tokens_details.cached_tokens, s.response.usage.cache_read_input_tokens) when s.source_format in ('groq_chat') then s.response.usage.prompt_tokens_details.cached_tokens when s.source_format in ('openai_responses') then s.response.usage.input_tokens_details.cached_tokens when s.source_format in ('anthropic_messages') then s.response.usage.cache_read_input_tokens when s.source_format in ('gemini_generate_content') then s.response.usageMetadata.cachedContentTokenCount when s.source_format in ('bedrock_converse') then s.response.usage.cacheReadInputTokens end as v_read,
-        case when s.source_format in ('openai_chat') then coalesce(s.response.usage.prompt_tokens_details.cache_write_tokens, s.response.usage.cache_creation_input_tokens, s.response.usage.prompt_tokens_details.cache_creation_tokens) when s.source_format in ('openai_responses') then s.response.usage.input_tokens_details.cache_write_tokens when s.source_format in ('anthropic_messages') then s.response.usage.cache_creation_input_tokens when s.source_format in ('bedrock_converse') then s.response.usage.cacheWriteInputTokens end as v_write,
-        case when s.source_format in ('anthropic_messages') then s.response.usage.cache_creation.ephemeral_5m_input_tokens end as v_write_5m,
-        case when s.source_format in ('anthropic_messages') then s.response.usage.cache_creation.ephemeral_1h_input_tokens end as v_write_1h,
-        case when s.source_format in ('openai_chat', 'groq_chat') then s.response.usage.completion_tokens when s.source_format in ('openai_responses', 'anthropic_messages') then s.response.usage.output_tokens when s.source_format in ('gemini_generate_content') then s.response.usageMetadata.candidatesTokenCount when s.source_format in ('bedrock_converse') then s.response.usage.outputTokens end as v_output,
-        case when s.source_format in ('gemini_generate_content') then s.response.usageMetadata.thoughtsTokenCount end as v_output_extra,
-        case when s.source_format in ('openai_chat') then s.response.usage.completion_tokens_details.reasoning_tokens when s.source_format in ('openai_responses') then s.response.usage.output_tokens_details.reasoning_tokens when s.source_format in ('anthropic_messages') then s.response.usage.output_tokens_details.thinking_tokens when s.source_format in ('gemini_generate_content') then s.response.usageMetadata.thoughtsTokenCount end as v_reasoning,
-        case when s.source_format in ('openai_chat', 'groq_chat', 'openai_responses', 'anthropic_messages') then s.response.model when s.source_format in ('gemini_generate_content') then coalesce(s.response.modelVersion, s.response.model) end as v_model,
-        case when s.source_format in ('openai_chat', 'groq_chat', 'openai_responses', 'anthropic_messages') then s.response.id when s.source_format in ('gemini_generate_content') then s.response.responseId end as v_id,
-        case when s.source_format in ('gemini_generate_content') then s.response.createTime end as v_iso,
-        case when s.source_format in ('openai_chat', 'openai_responses') then s.response.service_tier when s.source_format in ('anthropic_messages') then s.response.usage.service_tier when s.source_format in ('gemini_generate_content') then s.response.usageMetadata.serviceTier end as v_tier,
-        case when s.source_format in ('openai_chat', 'groq_chat') then s.response.created when s.source_format in ('openai_responses') then s.response.created_at end as v_epoch,
-        case when s.source_format in ('openai_chat') then s.response.provider end as body_upstream,
+        case when s.source_format in ('openai_chat', 'groq_chat') then s.response.usage.prompt_tokens when s.source_format = 'openai_responses' then s.response.usage.input_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.promptTokenCount end as v_prompt,
+        case when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.toolUsePromptTokenCount end as v_extra_prompt,
+        case when s.source_format = 'anthropic_messages' then s.response.usage.input_tokens when s.source_format = 'bedrock_converse' then s.response.usage.inputTokens end as v_uncached,
+        case when s.source_format = 'openai_chat' then coalesce(s.response.usage.prompt_tokens_details.cached_tokens, s.response.usage.cache_read_input_tokens) when s.source_format = 'groq_chat' then s.response.usage.prompt_tokens_details.cached_tokens when s.source_format = 'openai_responses' then s.response.usage.input_tokens_details.cached_tokens when s.source_format = 'anthropic_messages' then s.response.usage.cache_read_input_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.cachedContentTokenCount when s.source_format = 'bedrock_converse' then s.response.usage.cacheReadInputTokens end as v_read,
+        case when s.source_format = 'openai_chat' then coalesce(s.response.usage.prompt_tokens_details.cache_write_tokens, s.response.usage.cache_creation_input_tokens, s.response.usage.prompt_tokens_details.cache_creation_tokens) when s.source_format = 'openai_responses' then s.response.usage.input_tokens_details.cache_write_tokens when s.source_format = 'anthropic_messages' then s.response.usage.cache_creation_input_tokens when s.source_format = 'bedrock_converse' then s.response.usage.cacheWriteInputTokens end as v_write,
+        case when s.source_format = 'anthropic_messages' then s.response.usage.cache_creation.ephemeral_5m_input_tokens end as v_write_5m,
+        case when s.source_format = 'anthropic_messages' then s.response.usage.cache_creation.ephemeral_1h_input_tokens end as v_write_1h,
+        case when s.source_format in ('openai_chat', 'groq_chat') then s.response.usage.completion_tokens when s.source_format in ('openai_responses', 'anthropic_messages') then s.response.usage.output_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.candidatesTokenCount when s.source_format = 'bedrock_converse' then s.response.usage.outputTokens end as v_output,
+        case when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.thoughtsTokenCount end as v_output_extra,
+        case when s.source_format = 'openai_chat' then s.response.usage.completion_tokens_details.reasoning_tokens when s.source_format = 'openai_responses' then s.response.usage.output_tokens_details.reasoning_tokens when s.source_format = 'anthropic_messages' then s.response.usage.output_tokens_details.thinking_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.thoughtsTokenCount end as v_reasoning,
+        case when s.source_format in ('openai_chat', 'groq_chat', 'openai_responses', 'anthropic_messages') then s.response.model when s.source_format = 'gemini_generate_content' then coalesce(s.response.modelVersion, s.response.model) end as v_model,
+        case when s.source_format in ('openai_chat', 'groq_chat', 'openai_responses', 'anthropic_messages') then s.response.id when s.source_format = 'gemini_generate_content' then s.response.responseId end as v_id,
+        case when s.source_format = 'gemini_generate_content' then s.response.createTime end as v_iso,
+        case when s.source_format in ('openai_chat', 'openai_responses') then s.response.service_tier when s.source_format = 'anthropic_messages' then s.response.usage.service_tier when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.serviceTier end as v_tier,
+        case when s.source_format in ('openai_chat', 'groq_chat') then s.response.created when s.source_format = 'openai_responses' then s.response.created_at end as v_epoch,
+        case when s.source_format = 'openai_chat' then s.response.provider end as body_upstream,
         coalesce(case s.source_format when 'openai_chat' then s.response.usage.cost is not null or s.response.usage.cost_details.upstream_inference_cost is not null or s.response.usage.is_byok is not null when 'openai_responses' then s.response.usage.cost is not null end, false) as unsupported,
-        case s.source_format when 'groq_chat' then 'groq' when 'openai_responses' then 'openai' when 'anthropic_messages' then 'anthropic' when 'gemini_generate_content' then 'gemini' when 'bedrock_converse' then 'bedrock' end as inferred_provider,
-        case s.source_format when 'openai_chat' then 'openai' end as default_provider,
-        case s.source_format when 'openai_chat' then 'inclusive' when 'groq_chat' then 'inclusive' when 'openai_responses' then 'inclusive' when 'anthropic_messages' then 'additive' when 'gemini_generate_content' then 'inclusive' when 'bedrock_converse' then 'additive' end as convention,
-        coalesce(case s.source_format when 'gemini_generate_content' then true end, false) as output_optional,
-        coalesce(case s.source_format when 'gemini_generate_content' then true end, false) as reasoning_may_exceed_output,
-        case s.source_format when 'openai_chat' then ['xai']::varchar[] end as reasoning_beside_output
+        case when s.source_format in ('groq_chat') then 'groq' when s.source_format in ('openai_responses') then 'openai' when s.source_format in ('anthropic_messages') then 'anthropic' when s.source_format in ('gemini_generate_content') then 'gemini' when s.source_format in ('bedrock_converse') then 'bedrock' end as inferred_provider,
+        case when s.source_format in ('openai_chat') then 'openai' end as default_provider,
+        s.source_format in ('anthropic_messages', 'bedrock_converse') as additive,
+        s.source_format in ('gemini_generate_content') as output_optional,
+        s.source_format in ('gemini_generate_content') as reasoning_may_exceed_output
         -- </generated>
     from shaped s
 ),
@@ -218,19 +208,22 @@ classed as (
     select
         c.*,
         -- the token classes as the general normaliser computes them (sql/macros/token_classes.sql)
-        uncached_input_of(c.convention, c.n_prompt_reported, c.n_uncached, c.n_read_all, c.n_write_5m_all, c.n_write_1h_all)
+        uncached_input_of(c.additive, c.n_prompt_reported, c.n_uncached, c.n_read_all, c.n_write_5m_all, c.n_write_1h_all)
             as n_uncached_all,
-        whole_prompt_of(c.convention, c.n_prompt_reported, c.n_uncached, c.n_read_all, c.n_write_5m_all, c.n_write_1h_all)
+        whole_prompt_of(c.additive, c.n_prompt_reported, c.n_uncached, c.n_read_all, c.n_write_5m_all, c.n_write_1h_all)
             as n_prompt_all,
-        output_of(c.n_output, c.n_output_extra, c.n_reasoning, list_contains(c.reasoning_beside_output, c.provider))
-            as n_output_all
+        output_of(c.n_output, c.n_output_extra, c.n_reasoning,
+            -- <generated reasoning_beside: the formats and providers reporting reasoning beside the output count>
+            (c.source_format = 'openai_chat' and c.provider in ('xai'))
+            -- </generated>
+        ) as n_output_all
     from counted c
 )
 select
     c.source_format,
     coalesce(c.source_format is not null and c.values_plain and c.time_plain and c.provider is not null
-        and (c.n_prompt is not null or c.convention = 'additive')
-        and (c.n_uncached is not null or c.convention <> 'additive')
+        and (c.n_prompt is not null or c.additive)
+        and (c.n_uncached is not null or not c.additive)
         and (c.n_output is not null or c.output_optional)
         and c.ts is not null and isfinite(c.ts) and c.ts >= timestamptz '2000-01-01 00:00:00+00'
         and c.ts >= $earliest::timestamptz and c.ts <= $latest::timestamptz

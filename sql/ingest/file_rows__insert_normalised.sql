@@ -43,10 +43,11 @@ resolved as (
 classed as (
     select
         c.*,
-        uncached_input_of(c.applied_convention, c.n_prompt_reported, c.n_uncached_reported, c.n_read, c.n_write_5m, c.n_write_1h)
-            as n_uncached,
-        whole_prompt_of(c.applied_convention, c.n_prompt_reported, c.n_uncached_reported, c.n_read, c.n_write_5m, c.n_write_1h)
-            as n_prompt
+        -- a trace's uncached count follows its cache replay (file_rows__apply_replay.sql)
+        case when c.applied_convention <> 'trace' then uncached_input_of(c.applied_convention = 'additive', c.n_prompt_reported,
+            c.n_uncached_reported, c.n_read, c.n_write_5m, c.n_write_1h) end as n_uncached,
+        whole_prompt_of(c.applied_convention = 'additive', c.n_prompt_reported, c.n_uncached_reported, c.n_read, c.n_write_5m,
+            c.n_write_1h) as n_prompt
     from resolved c
 ),
 timed as (
