@@ -1,19 +1,19 @@
 """Generate the usage readers' SQL and the adapter table of docs/formats.md from ``formats.yaml``.
 
-``python -m pipelines.lib.format_sql`` (re)writes every generated file; ``--check`` lists the files
-that differ from what the declaration generates and exits 1 (``tests/lib/test_format_sql.py`` fails
-the same way). The generated files are committed, so the SQL stays readable and reviewable:
+``python -m pipelines.lib.format_sql`` (or ``make formats``) writes every generated file; ``--check``
+lists the files that differ from what the declaration generates and exits 1 (``tests/lib/test_format_sql.py``
+fails the same way). Generated SQL is committed, so it stays readable and reviewable:
 
-* ``sql/ingest/shaped_items__create.sql``: stage 1 of the general normaliser (envelope, batch, the
-  shape ladder, the body each format reads), from ``format_templates/`` with the ladder generated;
-* ``sql/ingest/fielded_items__create.sql`` and ``sql/ingest/fields/<format>.sql``: stage 2, one
-  statement per format over only its own items (so no cast ever sees another format's values), reading
-  the format's declared paths by name (``json_transform`` into a struct; an explicit JSON null reads
-  as absent) and adding its convention and options as columns;
-* ``sql/ingest/validated_items__create.sql`` and ``sql/ingest/file_rows__insert_normalised.sql``:
-  stages 3 and 4, written once for every format (templates; the token checks come from ``fields``);
-* ``sql/ingest/fast_items__read_jsonl.sql``: the typed fast reader, whose ``read_json`` schema holds
-  only the paths the ladder and the fast-lane formats read;
+* ``sql/ingest/fields/<format>.sql`` (whole files) and ``sql/ingest/fielded_items__create.sql``: stage 2
+  of the general normaliser, one statement per format over only its own items (so no cast ever sees
+  another format's values), reading the format's declared paths by name (``json_transform`` into a
+  struct; an explicit JSON null reads as absent) and adding its convention and non-default options as
+  columns, which the shared stages read;
+* regions between ``-- <generated NAME>`` and ``-- </generated>`` in hand-written files: the probe
+  struct and shape ladder of ``shaped_items__create.sql`` (stage 1), the token checks of
+  ``validated_items__create.sql`` (stage 3), and of the fast lane ``fast_items__read_jsonl.sql`` its
+  ``read_json`` schema (only the paths the ladder and the fast-lane formats read), ladder, field picks
+  and format options; stage 4 (``file_rows__insert_normalised.sql``) names no format at all;
 * the table between the ``formats-table`` markers of ``docs/formats.md``.
 """
 
@@ -126,11 +126,11 @@ def general_condition(when: dict, probes: dict) -> str:
         return f"coalesce(p.env_provider, lower($provider)) in ({sql_list(arg)})"
     if op == "batch":
         return f"p.batch_format = '{arg}'"
-    target = ref("k", probes, declared.split_path(arg[0] if op == "equals" else arg))
+    if op == "equals":  # parenthesised: DuckDB 1.5 binds `a or b ->> '$' = c` as `(a or b) ->> ...`
+        return f"({ref('k', probes, declared.split_path(arg[0]))} ->> '$') = '{arg[1]}'"
+    target = ref("k", probes, declared.split_path(arg))
     return {"present": f"{target} is not null", "absent": f"{target} is null",
-            "object": f"json_type({target}) = 'OBJECT'", "array": f"json_type({target}) = 'ARRAY'",
-            # parenthesised: DuckDB 1.5 binds `a or b ->> '$' = c` as `(a or b) ->> ...`
-            "equals": f"({target} ->> '$') = '{arg[1] if op == 'equals' else ''}'"}[op]
+            "object": f"json_type({target}) = 'OBJECT'", "array": f"json_type({target}) = 'ARRAY'"}[op]
 
 
 def general_ladder(decl: Declaration, probes: dict) -> str:
