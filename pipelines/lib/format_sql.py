@@ -153,7 +153,7 @@ def lane_condition(when: dict, schema: dict, exact: bool = True) -> str:
     if op == "batch":
         return "false"  # batch lines never take the lane
     path = declared.split_path(arg[0] if op == "equals" else arg)
-    if not exact and _in_schema(schema, path) != path:
+    if not exact and op != "equals":  # presence only (cheaper than json_type, and only wider)
         if op == "absent":
             raise ValueError("an absent key can only end the ladder (format: null)")
         return f"{ref('s.response', schema, _in_schema(schema, path))} is not null"
@@ -191,23 +191,33 @@ def _is_leaf(schema: dict, path) -> bool:
 
 def lane_ladder(decl: Declaration, schema: dict) -> str:
     """The general ladder over the typed struct: a rung of a fast-lane format names it, any other rung
-    defers the line (null). A struct member's presence stands for "is an object", which can only widen
-    a rung: a line that reaches the wrong format lacks its counts and is deferred by the final checks."""
+    defers the line (null; consecutive ones in one branch). A struct member's presence stands for "is
+    an object", which can only widen a rung: a line that reaches the wrong format lacks its counts and
+    is deferred by the final checks."""
     lane = {f.name for f in decl.formats.values() if f.fast_lane}
-    lines, guarded = [], False
+    rungs: list[tuple[str, str]] = []
+    guarded = False
     for rule in decl.detection:
         if not guarded and list(_equals_paths(rule.when)):
             # text compared as raw JSON: an escaped spelling would compare unequal where the general one is equal
             texts = list(dict.fromkeys(p for r in decl.detection for p in _equals_paths(r.when)))
             joined = " || ".join(f"coalesce({ref('s.response', schema, p)}::varchar, '')" for p in texts)
-            lines.append(f"            when contains({joined}, '\\') then null")
+            rungs.append((f"contains({joined}, '\\')", "null"))
             guarded = True
         cond = lane_condition(rule.when, schema, exact=rule.format in lane or rule.format is None)
-        if cond == "false":
+        if cond != "false":
+            rungs.append((cond, f"'{rule.format}'" if rule.format in lane else "null"))
+    lines: list[str] = []
+    pending: list[str] = []
+    for index, (cond, outcome) in enumerate(rungs + [("", "")]):
+        if outcome == "null":
+            pending.append(cond)
             continue
-        cond = cond[1:-1] if cond.startswith("(") and cond.endswith(")") else cond
-        outcome = f"'{rule.format}'" if rule.format in lane else "null"
-        lines.append(f"            when {cond} then {outcome}")
+        if pending:
+            lines.append("            when " + "\n                 or ".join(pending) + " then null")
+            pending = []
+        if outcome:
+            lines.append(f"            when {cond[1:-1] if cond.startswith('(') and cond.endswith(')') else cond} then {outcome}")
     return "\n".join(lines)
 
 

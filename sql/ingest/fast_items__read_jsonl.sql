@@ -71,26 +71,26 @@ shaped as (
                              s.response_sse, s.meta, s.has_more, s.next_page) is not null then null
             when s.response._stream is not null then null
             -- <generated ladder: the general ladder; a rung of another format defers the line>
-            when s.response.stream_error is not null then null
-            when json_type(s.response.hash_ids) = 'ARRAY' and s.response.input_length is not null then null
+            when s.response.stream_error is not null
+                 or (s.response.hash_ids is not null and s.response.input_length is not null) then null
             when s.response.usageMetadata is not null then 'gemini_generate_content'
-            when s.response.otel_span is not null or json_type(s.response.span_attributes) = 'OBJECT' then null
-            when json_type(s.response.otel_span) = 'OBJECT' then null
+            when (s.response.otel_span is not null or s.response.span_attributes is not null)
+                 or s.response.otel_span is not null then null
             when s.response.usage.inputTokens is not null then 'bedrock_converse'
-            when s.response."input" is not null then null
-            when s.response.usage.prompt_cache_hit_tokens is not null then null
-            when json_type(s.response.usage.billed_units) = 'OBJECT' then null
-            when s.response.meta_info is not null then null
-            when s.response.spend is not null then null
-            when json_type(s.response.usageDetails) = 'OBJECT' or json_type(s.response.usage_details) = 'OBJECT' then null
-            when json_type(s.response.usage_metadata) = 'OBJECT' then null
-            when s.response.usage.promptTokens is not null and s.response.providerMetadata is not null then null
-            when s.response.usage.promptTokens is not null then null
-            when contains(coalesce(s.response.object::varchar, '') || coalesce(s.response."type"::varchar, ''), '\') then null
-            when (s.response.num_model_requests is not null or s.response.object = '"organization.usage.completions.result"') and s.response.input_uncached_tokens is not null then null
-            when s.response.num_model_requests is not null or s.response.object = '"organization.usage.completions.result"' then null
-            when s.response.uncached_input_tokens is not null and (s.response.starting_at is not null or s.response.cache_read_input_tokens is not null or json_type(s.response.cache_creation) = 'OBJECT') then null
-            when s.response.uncached_input_tokens is not null then null
+            when s.response."input" is not null
+                 or s.response.usage.prompt_cache_hit_tokens is not null
+                 or s.response.usage.billed_units is not null
+                 or s.response.meta_info is not null
+                 or s.response.spend is not null
+                 or (s.response.usageDetails is not null or s.response.usage_details is not null)
+                 or s.response.usage_metadata is not null
+                 or (s.response.usage.promptTokens is not null and s.response.providerMetadata is not null)
+                 or s.response.usage.promptTokens is not null
+                 or contains(coalesce(s.response.object::varchar, '') || coalesce(s.response."type"::varchar, ''), '\')
+                 or ((s.response.num_model_requests is not null or s.response.object = '"organization.usage.completions.result"') and s.response.input_uncached_tokens is not null)
+                 or (s.response.num_model_requests is not null or s.response.object = '"organization.usage.completions.result"')
+                 or (s.response.uncached_input_tokens is not null and (s.response.starting_at is not null or s.response.cache_read_input_tokens is not null or s.response.cache_creation is not null))
+                 or s.response.uncached_input_tokens is not null then null
             when json_type(s.response.x_groq) = 'OBJECT' and s.response.usage.prompt_tokens is not null then 'groq_chat'
             when s.response.usage.prompt_tokens is not null then 'openai_chat'
             when s.response.usage.input_tokens is null then null
