@@ -8,6 +8,7 @@ Examples::
     cachemeter report --days 14            # self-contained HTML with charts
     cachemeter doctor                      # what is installed, configured and what to fix
     cachemeter whatif routing --logs traces/ --cards 4 --policy all   # what routing by prefix would change
+    cachemeter export focus --out focus.parquet   # FinOps FOCUS 1.2 cost and usage file
 """
 
 from __future__ import annotations
@@ -114,10 +115,11 @@ def sql(
     source = db if live or not warehouse.snapshot_path(db).exists() else warehouse.snapshot_path(db)
     limit = memory_limit or warehouse.configured_memory_limit()
     try:
-        conn = warehouse.connect(source, read_only=True, memory_limit=limit, max_seconds=timeout)
-        cursor = conn.execute(query)
-        columns = [d[0] for d in cursor.description or []]
-        rows = cursor.fetchall()
+        conn = warehouse.connect(source, read_only=True, memory_limit=limit)
+        with warehouse.time_limit(conn, timeout):
+            cursor = conn.execute(query)
+            columns = [d[0] for d in cursor.description or []]
+            rows = cursor.fetchall()
     except duckdb.InterruptException as exc:
         err_console.print(f"[red]error:[/red] the query ran longer than {timeout:g} s and was stopped "
                           "(raise --timeout or CACHEMETER_SQL_TIMEOUT; 0 = no limit)", soft_wrap=True)
@@ -194,11 +196,22 @@ def doctor(db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB wareho
 def _register_whatif() -> None:
     from pipelines import whatif_cli
 
-    app.add_typer(whatif_cli.app, name="whatif", help="What-if analysis: routing by prefix, KV-cache size "
-                  "(`cachemeter whatif routing --help`, `cachemeter whatif kv --help`).")
+    app.add_typer(whatif_cli.app, name="whatif", help="What-if analysis: routing by prefix, KV-cache size, time to "
+                  "first token (`cachemeter whatif routing --help`, `cachemeter whatif kv --help`, "
+                  "`cachemeter whatif ttft --help`).")
 
 
 _register_whatif()
+
+
+def _register_export() -> None:
+    from pipelines import export_cli
+
+    app.add_typer(export_cli.app, name="export", help="Export the warehouse: FinOps FOCUS 1.2 "
+                  "(`cachemeter export focus --help`).")
+
+
+_register_export()
 
 
 def _cell(value) -> str:

@@ -6,6 +6,7 @@ Examples::
     cachemeter whatif routing --db warehouse/mine.duckdb --cards 8 --policy prefix_hash --format json
     cachemeter whatif routing --logs traces/ --cards 4 --policy round_robin --cache-gb 8 --model-config llama-3.1-70b
     cachemeter whatif kv --model-config llama-3.1-70b --tokens 1200 --cache-gb 8
+    cachemeter whatif ttft --db warehouse/mine.duckdb --model-config llama-3.1-70b --card-tflops 989
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipelines.lib.whatif import kv_memory, prefill, routing, routing_inputs
+from pipelines.lib.whatif import kv_memory, prefill, routing, routing_inputs, ttft_estimate
 
-app = typer.Typer(help="What-if analysis: routing by prefix, KV-cache size.", no_args_is_help=True,
+app = typer.Typer(help="What-if analysis: routing by prefix, KV-cache size, time to first token.", no_args_is_help=True,
                   add_completion=False, rich_markup_mode="markdown")
 console = Console(width=None if sys.stdout.isatty() else 140)
 err_console = Console(stderr=True, soft_wrap=True)
@@ -115,13 +116,18 @@ def _requests(logs: Path | None, db: Path | None, block_tokens: int | None) -> l
                                   "replayed (use --db on their warehouse)[/dim]")
             return found.requests
         return _flatten(routing_inputs.staged_usage_requests(logs))
+    with _read_warehouse(db) as conn:
+        return _flatten(routing_inputs.usage_requests(conn))
+
+
+def _read_warehouse(db: Path):
+    """A read-only connection to the warehouse's snapshot when there is one, else to the warehouse."""
     from pipelines.lib import warehouse
 
     source = warehouse.snapshot_path(db) if warehouse.snapshot_path(db).exists() else db
     if not Path(source).exists():
         raise FileNotFoundError(f"warehouse {db} does not exist")
-    with warehouse.connect(source, read_only=True) as conn:
-        return _flatten(routing_inputs.usage_requests(conn))
+    return warehouse.connect(source, read_only=True)
 
 
 def _flatten(by_day: dict) -> list[routing.Request]:
@@ -168,4 +174,56 @@ def kv_command(
     table = Table("quantity", "value", title=f"KV memory: {model.name}")
     for key, value in result.items():
         table.add_row(key, f"{value:,.4f}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else str(value))
+    console.print(table)
+
+
+@app.command("ttft")
+def ttft_command(
+    db: Path = typer.Option(..., "--db", help="A cachemeter warehouse (its snapshot when present)."),
+    model_config: str = typer.Option(..., "--model-config", help="A shipped name "
+                                     f"({', '.join(kv_memory.shipped_models())}) or a Hugging Face config.json "
+                                     "with num_parameters."),
+    card_tflops: float = typer.Option(..., "--card-tflops", help="The card's peak dense TFLOP/s at the model's dtype "
+                                      "(e.g. 989 for an H100 SXM in BF16)."),
+    utilization: float = typer.Option(prefill.DEFAULT_UTILIZATION, "--utilization",
+                                      help="Fraction of peak TFLOP/s prefill achieves."),
+    top: int = typer.Option(20, "--top", min=1, help="Families shown in the table (JSON lists every family)."),
+    output: Format = typer.Option(Format.table, "--format", help="table or json."),
+) -> None:
+    """Time to first token caching saved per prefix family: measured where the logs carry it, else estimated.
+
+    For requests that logged no time to first token, the prefill seconds their cache reads saved:
+    2 FLOPs per parameter per cached token / (`--card-tflops` x 10^12 x `--utilization`). Where TTFT
+    was logged, the measured difference (median TTFT of misses - of hits, ms; `marts.ttft_by_family` per day).
+
+    Example: `cachemeter whatif ttft --db warehouse/mine.duckdb --model-config llama-3.1-70b --card-tflops 989`
+    """
+    try:
+        model = kv_memory.load_model_config(model_config)
+        if model.num_parameters is None:
+            raise ValueError(f"{model_config}: the prefill estimate needs num_parameters in the model config")
+        with _read_warehouse(db) as conn:
+            rows = ttft_estimate.family_rows(conn)
+        families = ttft_estimate.estimate(rows, model.num_parameters, card_tflops, utilization)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    for family in families:
+        saved = family["measured_median_ttft_saved_ms"]
+        family["measured_median_ttft_saved_ms"] = None if saved is None else float(saved)
+    if output is Format.json:
+        print(json.dumps({"model": model.name, "num_parameters": model.num_parameters, "card_tflops": card_tflops,
+                          "utilization": utilization, "flop_per_second": card_tflops * 1e12 * utilization,
+                          "families": families}, indent=1))
+        return
+    table = Table("family", "model", "app", "requests", "unmeasured hits", "cache read tokens",
+                  "est. prefill s saved", "est. s per hit", "measured", "measured median saved (ms)",
+                  title=f"Time to first token: {model.name} ({model.num_parameters:,} parameters) on "
+                        f"{card_tflops:g} TFLOP/s x {utilization:g}")
+    for f in families[:top]:
+        per_hit = f["prefill_seconds_saved_per_hit"]
+        saved = f["measured_median_ttft_saved_ms"]
+        table.add_row(f["prefix_family"], f["model"] or "", f["app"], f"{f['requests']:,}", f"{f['unmeasured_hit_requests']:,}",
+                      f"{f['unmeasured_cache_read_tokens']:,}", f"{f['prefill_seconds_saved']:,.3f}",
+                      "" if per_hit is None else f"{per_hit:.4f}", f"{f['measured_requests']:,}",
+                      "" if saved is None else f"{saved:,.1f}")
     console.print(table)

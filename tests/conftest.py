@@ -73,7 +73,8 @@ def query(db: Path, sql: str, params=None) -> list[tuple]:
 
 TABLES = ["stage.files", "core.usage", "core.quarantine", "core.prices",
           "core.cache_minimums", "core.usage_costs", "marts.daily_savings", "marts.prefix_families", "marts.cost_reconciliation",
-          "marts.cache_alerts", "marts.whatif_routing", "marts.whatif_cache_ttl"]
+          "marts.cache_alerts", "marts.whatif_routing", "marts.whatif_cache_ttl",
+          "marts.ttft_by_family"]
 
 
 def snapshot(db: Path) -> dict[str, list[tuple]]:
@@ -103,3 +104,10 @@ def formats_warehouse(tmp_path_factory, shared) -> tuple[Path, Path]:
                 [{"ts": TS, "provider": p, "model": m, "request_id": f"cassette-{i}", "response": b}
                  for i, (_, p, m, b) in enumerate(cassette_generations(shared))])
     return logs, run_pipeline(tmp, logs)
+
+
+@pytest.fixture(scope="session")
+def demo_warehouse(tmp_path_factory) -> Path:
+    """The bundled demo (fixtures/demo_logs) built once by an in-process pipeline run; tests only read it."""
+    tmp = tmp_path_factory.mktemp("demo")
+    return run_pipeline(tmp, REPO / "fixtures" / "demo_logs")

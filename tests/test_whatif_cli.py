@@ -52,3 +52,38 @@ def test_kv_answers_the_issues_example_and_errors_are_one_line(tmp_path):
                  ["routing", "--logs", str(tmp_path / "missing"), "--cards", "2"]):
         bad = cachemeter("whatif", *args, cwd=tmp_path)
         assert bad.returncode == 1 and bad.stderr.startswith("error:") and "Traceback" not in bad.stderr, bad.stderr
+
+
+def test_ttft_estimate_is_two_flops_per_parameter_per_cached_token_over_the_cards_throughput(tmp_path):
+    # the seed's arithmetic: 70e9 parameters x 2 x 1,200 cached tokens / 10^15 FLOP/s = 0.168 s
+    from pipelines.lib.whatif import prefill
+    assert prefill.prefill_seconds(70_000_000_000, 1_200, peak_tflops=1_000, utilization=1.0) == 0.168
+    config = tmp_path / "seventy.json"
+    config.write_text(json.dumps({"num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+                                  "hidden_size": 8192, "num_parameters": 70_000_000_000}))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "usage.csv").write_text(
+        "request_id,ts,provider,model,app,uncached_input_tokens,cache_read_tokens,output_tokens,ttft_ms\n"
+        "a,2026-11-20T09:00:00Z,self_hosted,llama-70b,chat,80,1200,10,\n"   # a hit without a logged TTFT
+        "b,2026-11-20T09:01:00Z,self_hosted,llama-70b,chat,80,1200,10,\n"
+        "c,2026-11-20T09:02:00Z,self_hosted,llama-70b,chat,1280,0,10,\n"    # a miss: nothing saved
+        "d,2026-11-20T09:03:00Z,self_hosted,llama-70b,chat,80,1200,10,150\n"  # measured: not estimated
+        "e,2026-11-20T09:04:00Z,self_hosted,llama-70b,chat,1280,0,10,450\n", encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    assert cachemeter("run", "--logs", str(logs), "--db", str(db), cwd=tmp_path).returncode == 0
+    done = cachemeter("whatif", "ttft", "--db", str(db), "--model-config", str(config), "--card-tflops", "1000",
+                      "--utilization", "1", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["num_parameters"], result["flop_per_second"]) == (70_000_000_000, 1e15)
+    [family] = result["families"]
+    assert (family["requests"], family["unmeasured_requests"], family["unmeasured_hit_requests"],
+            family["unmeasured_cache_read_tokens"], family["measured_requests"]) == (5, 3, 2, 2_400, 2)
+    assert family["prefill_seconds_saved"] == 2 * 0.168 and family["prefill_seconds_saved_per_hit"] == 0.168
+    assert family["measured_median_ttft_saved_ms"] == 300.0  # the miss's 450 ms - the hit's 150 ms
+    table = cachemeter("whatif", "ttft", "--db", str(db), "--model-config", str(config), "--card-tflops", "1000",
+                       "--utilization", "1", cwd=tmp_path)
+    assert table.returncode == 0 and "0.1680" in table.stdout and "300.0" in table.stdout
+    bad = cachemeter("whatif", "ttft", "--db", str(db), "--model-config", "llama-3.1-70b", "--card-tflops", "0", cwd=tmp_path)
+    assert bad.returncode == 1 and "card throughput must be positive" in bad.stderr and "Traceback" not in bad.stderr

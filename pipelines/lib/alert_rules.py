@@ -50,9 +50,14 @@ RULES: tuple[Rule, ...] = (
          "add it with `--prices`"),
     Rule("cost_mismatch",
          "the cost a source reports as billed (OpenRouter, LiteLLM, Langfuse, `reported_cost_usd`) differs from the "
-         "computed cost of the same rows by more than {mismatch_share:.0%} and ${mismatch_min_usd:.2f} on a day "
+         "list cost of the same rows by more than {mismatch_share:.0%} and ${mismatch_min_usd:.2f} on a day "
          "(critical from {mismatch_critical_share:.0%})",
          "check the price (`--prices`) or the source's token counts"),
+    Rule("price_mismatch",
+         "a model's bills differ from its list price by {price_share:.0%}+ on the day and on {price_min_rows}+ billed rows "
+         "each, in the same direction, however few dollars (critical from {price_critical_share:.0%}); names the rates "
+         "the bills imply",
+         "add the `--prices` line the message gives"),
     Rule("data_quality",
          "more than {quality_max_quarantine_share:.0%} of the records of the files behind a day were quarantined "
          "(only files of {quality_min_records}+ records are judged)",

@@ -146,7 +146,8 @@ def otel_items(record: dict) -> Iterable[dict]:
                     continue
                 yield {"otel_span": {"attributes": attributes, "resource": resource, "name": span.get("name"),
                                      "traceId": span.get("traceId"), "spanId": span.get("spanId"),
-                                     "startTimeUnixNano": span.get("startTimeUnixNano")}}
+                                     "startTimeUnixNano": span.get("startTimeUnixNano"),
+                                     "endTimeUnixNano": span.get("endTimeUnixNano")}}
 
 
 def _dicts(value) -> list[dict]:

@@ -40,6 +40,7 @@ LANE_COUNTS = ("prompt", "extra_prompt", "uncached", "read", "write", "write_5m"
                "reasoning")
 LANE_TEXTS = ("model", "id", "iso", "tier")
 LANE_JSON = ("epoch",)
+LANE_MS = ("latency_ms",)  # whole milliseconds, read and checked as a count (any other latency field defers)
 _SIMPLE = re.compile(r"^[a-z_][a-z0-9_]*$", re.IGNORECASE)
 _RESERVED = {"input", "type", "order", "group", "default", "end", "from", "select", "where", "table", "result"}
 DOCS_START = "<!-- formats-table: generated from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql` -->"
@@ -377,7 +378,7 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
         refs = [ref("s.response", schema, p) for p in mapping.paths]
         return refs[0] if len(refs) == 1 else f"coalesce({', '.join(refs)})"
 
-    lane_fields = LANE_COUNTS + LANE_TEXTS + LANE_JSON
+    lane_fields = LANE_COUNTS + LANE_TEXTS + LANE_JSON + LANE_MS
     picked = [case(lambda f, n=n: alternatives(f, n), f"v_{n}") for n in lane_fields]
     picked.append(case(lambda f: ref("s.response", schema, f.openrouter_when_text) if f.openrouter_when_text else None,
                        "body_upstream"))
@@ -388,9 +389,9 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
             unsupported.append(f"when '{f.name}' then " + " or ".join(f"{o} is not null" for o in other))
     picked.append(f"        coalesce(case s.source_format {' '.join(unsupported)} end, false) as unsupported"
                   if unsupported else "        false as unsupported")
-    valued = _rows([f"plain_count(p.v_{n}) as n_{n}," for n in LANE_COUNTS], 3)
+    valued = _rows([f"plain_count(p.v_{n}) as n_{n}," for n in LANE_COUNTS + LANE_MS], 3)
     valued += _rows([f"plain_json_text(p.v_{n}) as t_{n}," for n in LANE_TEXTS], 3)
-    checks = _rows([f"and (v.v_{n} is null or v.n_{n} < 1000000000000)" for n in LANE_COUNTS], 2)
+    checks = _rows([f"and (v.v_{n} is null or v.n_{n} < 1000000000000)" for n in LANE_COUNTS + LANE_MS], 2)
     checks += _rows([f"and (v.v_{n} is null or v.t_{n} is not null)" for n in LANE_TEXTS], 2)
     picked += lane_option_columns(lane)
     return {

@@ -71,6 +71,8 @@ def tables() -> list[Table]:
                     table.columns.append((match.group(1), match.group(2), match.group(3)))
         for alter in _ALTER.finditer(text):
             name, column, kind = alter.groups()
+            if name not in found:  # a table created as a copy of another (stage.duplicate_rows) is not documented
+                continue
             comment = next((l.split(":", 1)[1].strip() for l in lines if l.startswith(f"-- {name}.{column}:")), None)
             found[name].columns.append((column, kind.strip(), comment))
     return list(found.values())

@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -64,7 +65,8 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
     A ``CREATE TABLE IF NOT EXISTS`` schema cannot say "only if that old table exists", so each move is
     a file run here in one transaction when its old table is present: today ``stage.usage_rows``
     (the staged rows, now stored in ``core.usage`` itself). Files holding duplicates staged before
-    ``stage.duplicate_rows`` kept their rows are marked to be staged again. Each move is safe to repeat: an older
+    ``stage.duplicate_rows`` kept their rows are marked to be staged again, and days priced before
+    ``core.usage_costs.list_cost_usd`` are marked pending (repriced). Each move is safe to repeat: an older
     release may open the warehouse again and re-create the old table.
     """
     legacy = conn.execute("select count(*) from duckdb_tables() where database_name = current_database() "
@@ -73,6 +75,7 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
         with transaction(conn):
             conn.execute(statement("migrations/stage_usage_rows__into_core_usage"))
     conn.execute(statement("migrations/stage_files__restage_duplicates"))
+    conn.execute(statement("migrations/usage_costs__reprice_without_list_cost"))
 
 
 def _macro_statements() -> list[str]:
@@ -89,16 +92,16 @@ def _definitions_sha() -> str:
     return digest.hexdigest()
 
 
-def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | None = None,
-            max_seconds: float | None = None) -> duckdb.DuckDBPyConnection:
+def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | None = None
+            ) -> duckdb.DuckDBPyConnection:
     """Open ``db_path`` (created with its folder when writable) and prepare it; read-write connections
     use ``CONNECTION_CONFIG``, so they share the process's open instance of the file.
 
     Read-only connections get ``TimeZone = 'UTC'``, the memory limit (``memory_limit``, else
-    ``CACHEMETER_MEMORY_LIMIT``, else 1GB), a time limit per statement when ``max_seconds`` is given
-    (> 0; a longer statement raises ``duckdb.InterruptException``) and no access outside the file,
-    all locked for the session. Raises ``FileNotFoundError`` when a read-only open targets a file
-    that does not exist yet, and ``duckdb.Error`` for a memory limit DuckDB cannot read.
+    ``CACHEMETER_MEMORY_LIMIT``, else 1GB) and no access outside the file, all locked for the
+    session (a caller bounds a statement's time with ``time_limit``). Raises ``FileNotFoundError``
+    when a read-only open targets a file that does not exist yet, and ``duckdb.Error`` for a memory
+    limit DuckDB cannot read.
     """
     path = Path(db_path)
     if read_only:
@@ -108,8 +111,6 @@ def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | No
         try:
             conn.execute("SET TimeZone = 'UTC'")
             conn.execute("SET memory_limit = $limit", {"limit": memory_limit or configured_memory_limit()})
-            if max_seconds:  # DuckDB (1.4 on) interrupts a statement past max_execution_time itself
-                conn.execute("SET max_execution_time = $ms", {"ms": max(1, round(max_seconds * 1000))})
             # ad-hoc SQL reads the warehouse only: no ATTACH, COPY TO, file readers or extension installs;
             # locked last, so neither this nor the limits above can be switched back in the session
             conn.execute("SET enable_external_access = false")
@@ -168,6 +169,24 @@ def held_for_run(db_path: str | Path, wait_seconds: float = 0, poll_seconds: flo
             time.sleep(poll_seconds)
     with conn:
         yield conn
+
+
+@contextmanager
+def time_limit(conn: duckdb.DuckDBPyConnection, seconds: float | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Interrupt ``conn``'s statement when the block runs longer than ``seconds`` (None or 0: no limit); the
+    statement then raises ``duckdb.InterruptException``.
+
+    A timer calling ``conn.interrupt()``, because DuckDB 1.5 has no ``max_execution_time`` setting.
+    """
+    timer = threading.Timer(seconds, conn.interrupt) if seconds else None
+    if timer:
+        timer.daemon = True
+        timer.start()
+    try:
+        yield conn
+    finally:
+        if timer:
+            timer.cancel()
 
 
 @contextmanager

@@ -7,6 +7,12 @@
 -- genai-prices; a usage bucket uses its reported context window) and then prices every class. Overrides beat the catalogue; a matching variant (batch, priority, flex)
 -- beats standard; among the rest the highest precedence (latest active) and highest tier win.
 -- A request with tokens in a class that has no price stays unpriced (costs null, never zero).
+--
+-- Billed cost is the truth where the log has it: a priced row that carries what the source billed
+-- (core.usage.reported_cost_usd) costs exactly that (cost_basis 'billed'); list_cost_usd keeps the
+-- catalogue amount. A bill is one total per row, so the rates it implies are taken to be the list
+-- rates scaled by billed_to_list = billed / list: savings and write premiums are scaled by that
+-- ratio (rounded to 1e-12 USD) and no_cache_cost_usd = cost_usd + savings_usd. docs/focus.md.
 insert into core.usage_costs by name
 with
 -- not materialized: three readers each take the few columns they need from the table scan (a
@@ -120,6 +126,23 @@ costed as (
             + usd(p.cache_write_1h_tokens, coalesce(p.cache_write_1h_per_mtok - p.input_per_mtok, 0)) as computed_write_premium
     from priced p
 ),
+billed as (
+    select
+        c.*,
+        case when c.is_priced then coalesce(c.reported_cost_usd, c.computed_cost) end as billed_cost,
+        case when c.is_priced and c.reported_cost_usd is not null and c.computed_cost > 0
+             then c.reported_cost_usd::double / c.computed_cost::double end as ratio
+    from costed c
+),
+scaled as (
+    select
+        b.*,
+        case when not b.is_priced then null
+             when b.ratio is null then b.computed_no_cache_cost - b.computed_cost
+             else round((b.computed_no_cache_cost - b.computed_cost)::double * b.ratio, 12)::decimal(38, 15)
+        end as scaled_savings
+    from billed b
+),
 final as (
     select
         request_id,
@@ -136,10 +159,15 @@ final as (
         price_source,
         is_priced as priced,
         unpriced_reason,
-        case when is_priced then computed_cost end as cost_usd,
-        case when is_priced then computed_no_cache_cost end as no_cache_cost_usd,
-        case when is_priced then computed_no_cache_cost - computed_cost end as savings_usd,
-        case when is_priced then computed_write_premium end as cache_write_premium_usd,
+        billed_cost as cost_usd,
+        case when is_priced then billed_cost + scaled_savings end as no_cache_cost_usd,
+        scaled_savings as savings_usd,
+        case when not is_priced then null
+             when ratio is null then computed_write_premium
+             else round(computed_write_premium::double * ratio, 12)::decimal(38, 15) end as cache_write_premium_usd,
+        case when is_priced then computed_cost end as list_cost_usd,
+        case when is_priced then (case when reported_cost_usd is null then 'list' else 'billed' end) end as cost_basis,
+        ratio as billed_to_list,
         case
             when cache_read_tokens > 0 then 'hit'
             when cache_write_5m_tokens + cache_write_1h_tokens > 0 then 'write'
@@ -148,6 +176,6 @@ final as (
         end as cache_outcome,
         min_prompt_tokens as min_cacheable_tokens,
         request_count
-    from costed
+    from scaled
 )
 select * from final;

@@ -6,9 +6,9 @@
 --
 -- A line takes the lane only when the general normaliser would accept it with the same values: an envelope
 -- {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?, "response": body} whose body is
--- a format marked fast_lane, told apart by the general ladder in its order, every count a plain non-negative
--- integer below 10^12, every text a plain JSON string, the time in range and the arithmetic closing. Anything
--- else is deferred, never rejected here (tests/sql/test_fast_lane.py requires both readers' rows to be equal).
+-- a format marked fast_lane, told apart by the general ladder in its order, every count (and a latency in
+-- ms) a plain non-negative integer below 10^12, every text a plain JSON string, the time in range and the
+-- arithmetic closing. Anything else is deferred, never rejected here (tests/sql/test_fast_lane.py requires both readers' rows to be equal).
 -- The reader's schema holds only the paths the ladder and the lane's formats read.
 -- Line numbers: one row per non-blank line (a malformed line is a row of nulls under ignore_errors), in file
 -- order, none filtered out: rowid + 1 is the line number when the file has no blank line (the caller checks).
@@ -51,11 +51,13 @@ src as (
             usageMetadata STRUCT(
                 promptTokenCount JSON, toolUsePromptTokenCount JSON, cachedContentTokenCount JSON,
                 candidatesTokenCount JSON, thoughtsTokenCount JSON, serviceTier JSON),
-            modelVersion JSON, responseId JSON, createTime JSON, x_groq JSON, object JSON, "type" JSON,
-            _stream JSON, stream_error JSON, hash_ids JSON, input_length JSON, otel_span JSON,
-            span_attributes JSON, "input" JSON, meta_info JSON, spend JSON, usageDetails JSON,
-            usage_details JSON, usage_metadata JSON, providerMetadata JSON, num_model_requests JSON,
-            input_uncached_tokens JSON, uncached_input_tokens JSON, starting_at JSON,
+            modelVersion JSON, responseId JSON, createTime JSON,
+            metrics STRUCT(
+                latencyMs JSON),
+            x_groq JSON, object JSON, "type" JSON, _stream JSON, stream_error JSON, hash_ids JSON,
+            input_length JSON, otel_span JSON, span_attributes JSON, "input" JSON, meta_info JSON, spend JSON,
+            usageDetails JSON, usage_details JSON, usage_metadata JSON, providerMetadata JSON,
+            num_model_requests JSON, input_uncached_tokens JSON, uncached_input_tokens JSON, starting_at JSON,
             cache_read_input_tokens JSON, cache_creation JSON)'
         -- </generated>
     })
@@ -124,6 +126,7 @@ picked as (
         case when s.source_format = 'gemini_generate_content' then s.response.createTime end as v_iso,
         case when s.source_format in ('openai_chat', 'openai_responses') then s.response.service_tier when s.source_format = 'anthropic_messages' then s.response.usage.service_tier when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.serviceTier end as v_tier,
         case when s.source_format in ('openai_chat', 'groq_chat') then s.response.created when s.source_format = 'openai_responses' then s.response.created_at end as v_epoch,
+        case when s.source_format = 'bedrock_converse' then s.response.metrics.latencyMs end as v_latency_ms,
         case when s.source_format = 'openai_chat' then s.response.provider end as body_upstream,
         coalesce(case s.source_format when 'openai_chat' then s.response.usage.cost is not null or s.response.usage.cost_details.upstream_inference_cost is not null or s.response.usage.is_byok is not null when 'openai_responses' then s.response.usage.cost is not null end, false) as unsupported,
         case when s.source_format in ('groq_chat') then 'groq' when s.source_format in ('openai_responses') then 'openai' when s.source_format in ('anthropic_messages') then 'anthropic' when s.source_format in ('gemini_generate_content') then 'gemini' when s.source_format in ('bedrock_converse') then 'bedrock' end as inferred_provider,
@@ -141,7 +144,7 @@ valued as (
         plain_count(p.v_prompt) as n_prompt, plain_count(p.v_extra_prompt) as n_extra_prompt, plain_count(p.v_uncached) as n_uncached,
         plain_count(p.v_read) as n_read, plain_count(p.v_write) as n_write, plain_count(p.v_write_5m) as n_write_5m,
         plain_count(p.v_write_1h) as n_write_1h, plain_count(p.v_output) as n_output, plain_count(p.v_output_extra) as n_output_extra,
-        plain_count(p.v_reasoning) as n_reasoning,
+        plain_count(p.v_reasoning) as n_reasoning, plain_count(p.v_latency_ms) as n_latency_ms,
         plain_json_text(p.v_model) as t_model, plain_json_text(p.v_id) as t_id, plain_json_text(p.v_iso) as t_iso,
         plain_json_text(p.v_tier) as t_tier,
         -- </generated>
@@ -162,6 +165,7 @@ resolved as (
             and (v.v_write is null or v.n_write < 1000000000000) and (v.v_write_5m is null or v.n_write_5m < 1000000000000)
             and (v.v_write_1h is null or v.n_write_1h < 1000000000000) and (v.v_output is null or v.n_output < 1000000000000)
             and (v.v_output_extra is null or v.n_output_extra < 1000000000000) and (v.v_reasoning is null or v.n_reasoning < 1000000000000)
+            and (v.v_latency_ms is null or v.n_latency_ms < 1000000000000)
             and (v.v_model is null or v.t_model is not null) and (v.v_id is null or v.t_id is not null)
             and (v.v_iso is null or v.t_iso is not null) and (v.v_tier is null or v.t_tier is not null)
             -- </generated>
@@ -246,5 +250,7 @@ select
     end as prefix_family,
     c.n_prompt_all as prompt_tokens, c.n_uncached_all as uncached_input_tokens, c.n_read_all as cache_read_tokens,
     c.n_write_5m_all as cache_write_5m_tokens, c.n_write_1h_all as cache_write_1h_tokens, c.n_output_all as output_tokens,
-    c.n_reasoning as reasoning_tokens, 1 as request_count, c.n_prompt_all as tier_prompt_tokens
+    c.n_reasoning as reasoning_tokens, 1 as request_count, c.n_prompt_all as tier_prompt_tokens,
+    -- whole ms (Bedrock Converse metrics.latencyMs); any other latency field is left to the general normaliser
+    c.n_latency_ms::decimal(18, 3) as latency_ms, null::decimal(18, 3) as ttft_ms, null::varchar as latency_issue
 from classed c;

@@ -50,6 +50,13 @@ select
     null::boolean as bucket_batch,
     null::varchar as row_status,
     null::json as v_trace_ms,
-    null::json as hash_ids
+    null::json as hash_ids,
+    null::json as v_start_at,
+    null::json as v_first_token_at,
+    null::json as v_end_at,
+    null::json as v_latency_ms,
+    null::json as v_latency_s,
+    null::json as v_ttft_ms,
+    null::json as v_ttft_s
 from shaped_items s
 where s.is_json and (s.source_format is null or s.source_format not in ('openai_chat', 'groq_chat', 'openai_responses', 'deepseek_chat', 'anthropic_messages', 'anthropic_usage_report', 'openai_usage_bucket', 'openai_usage_bucket_pre_2026_07', 'gemini_generate_content', 'bedrock_converse', 'bedrock_invocation_log', 'cohere_chat', 'sglang_generate', 'otel_genai_span', 'openinference_span', 'litellm_spend_log', 'langfuse_generation', 'langchain_usage_metadata', 'ai_sdk_anthropic', 'ai_sdk', 'canonical', 'mooncake_trace'));

@@ -26,5 +26,8 @@ create or replace temp table file_rows (
     source_item           integer default 0,  -- 0: the whole line; n: the n-th usage item of a container line
     request_count         bigint,   -- requests the row stands for (usage buckets: many; null = not reported)
     reported_cost_usd     decimal(38, 15),  -- USD the source says was billed (gateway or tracing tool), else null
-    tier_prompt_tokens    bigint    -- tokens: per-request prompt size that selects a long-context price tier
+    tier_prompt_tokens    bigint,   -- tokens: per-request prompt size that selects a long-context price tier
+    latency_ms            decimal(18, 3),  -- ms, request start to end (null: not logged or invalid)
+    ttft_ms               decimal(18, 3),  -- ms, request start to first token (null: not logged or invalid)
+    latency_issue         varchar   -- why a logged latency field was left null, else null
 );

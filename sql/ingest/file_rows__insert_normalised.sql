@@ -1,11 +1,14 @@
 -- General normaliser, stage 4 of 4: count, time and check each item of validated_items (stage 3) and
 -- insert one file_rows row per item: accepted (reason null) with its token classes, or rejected with
 -- the first reason (a field error from stage 3, a timestamp, or arithmetic that does not close). Nothing
--- is clamped. The conventions (each format's, pipelines/lib/formats.yaml):
+-- is clamped; latency_ms, ttft_ms and latency_issue come from stage 3. The conventions (each format's,
+-- pipelines/lib/formats.yaml):
 --   inclusive: the prompt count contains cache reads and writes (uncached = prompt - read - write);
 --   additive: the uncached remainder is reported beside them (a reported total is checked against the sum);
 --   total_decides: inclusive unless the reported total shows the prompt count left the cache out;
 --   trace: cache reads come from replaying block hashes through a cache model.
+-- A JSON arrow after AND / OR / NOT or on the right of `=` is written in parentheses, `a or (j ->> '$') = 'x'`:
+-- DuckDB 1.5 parses `a or j ->> '$' = 'x'` as `((a or j) ->> '$') = 'x'` (tests/sql/test_json_arrows.py).
 -- Parameters: $tenant, $app, $default_ts (source.yaml defaults, may be null), $trace_start (ISO-8601 UTC
 -- text or null), $earliest (first partition day), $latest (later is "the future").
 insert into file_rows
@@ -58,7 +61,7 @@ timed as (
             when json_type(c.env_ts) = 'VARCHAR' then try_cast(c.env_ts ->> '$' as timestamptz)
             when c.env_ts is not null then null
             when c.convention = 'trace' then try_cast($trace_start as timestamptz) + to_milliseconds(token_value(c.v_trace_ms))
-            when c.span is not null and c.span ->> '$.startTimeUnixNano' is not null
+            when c.span is not null and (c.span ->> '$.startTimeUnixNano') is not null
                 then try(to_timestamp(0) + to_microseconds(try_cast(try_cast(c.span ->> '$.startTimeUnixNano' as hugeint) // 1000 as bigint)))
             when json_type(c.v_epoch) in ('UBIGINT', 'BIGINT', 'DOUBLE') then try(to_timestamp(c.v_epoch::varchar::double))
             when c.body_iso is not null then try_cast(c.body_iso as timestamptz)
@@ -68,7 +71,7 @@ timed as (
             when c.env_ts is not null then 'envelope ts ' || left(c.env_ts::varchar, 40)
             when c.convention = 'trace' and $trace_start is null then 'trace record has a relative timestamp but source.yaml sets no trace_start'
             when c.convention = 'trace' then 'trace_start ' || $trace_start
-            when c.span is not null and c.span ->> '$.startTimeUnixNano' is not null
+            when c.span is not null and (c.span ->> '$.startTimeUnixNano') is not null
                 then 'span startTimeUnixNano ' || left(c.span ->> '$.startTimeUnixNano', 40)
             when c.v_epoch is not null then 'body time ' || left(c.v_epoch::varchar, 40)
             when c.body_iso is not null then 'body time ' || left(c.body_iso, 40)
@@ -154,7 +157,10 @@ outcomes as (
         end as tier_prompt_tokens,
         c.n_prompt, c.n_uncached, c.n_read, c.n_write_5m, c.n_write_1h, c.n_output, c.n_reasoning,
         c.hash_ids,
-        token_value(c.v_trace_ms) as trace_offset_ms
+        token_value(c.v_trace_ms) as trace_offset_ms,
+        c.latency_ms,
+        c.ttft_ms,
+        c.latency_issue
     from checked c
     union all by name
     select source_line, source_item, coalesce(batch_format, source_format) as source_format, field_error as reason, b, j, is_envelope
@@ -204,7 +210,10 @@ select
     o.source_item,
     o.request_count,
     o.reported_cost_usd,
-    o.tier_prompt_tokens
+    o.tier_prompt_tokens,
+    o.latency_ms,
+    o.ttft_ms,
+    o.latency_issue
 from outcomes o
 union all by name
 -- lines that are not JSON: the Python reader adds length, hash and parse position afterwards

@@ -150,6 +150,10 @@ bodies as (
                 'c', coalesce(s.b0 -> '$.costDetails', s.b0 -> '$.cost_details'),
                 'model', s.b0 -> '$.model', 'id', s.b0 -> '$.id',
                 'start', coalesce(s.b0 -> '$.startTime', s.b0 -> '$.start_time'),
+                'end', coalesce(s.b0 -> '$.endTime', s.b0 -> '$.end_time'),
+                'completion_start', coalesce(s.b0 -> '$.completionStartTime', s.b0 -> '$.completion_start_time'),
+                'latency', s.b0 -> '$.latency',
+                'time_to_first_token', coalesce(s.b0 -> '$.timeToFirstToken', s.b0 -> '$.time_to_first_token'),
                 'calculatedTotalCost', coalesce(s.b0 -> '$.calculatedTotalCost', s.b0 -> '$.calculated_total_cost'),
                 'totalCost', coalesce(s.b0 -> '$.totalCost', s.b0 -> '$.total_cost'),
                 'keys', json_keys(s.b0))

@@ -2,7 +2,9 @@
 -- (stage 2: each item's fields, read by its format's sql/ingest/fields/<format>.sql, with its format's
 -- convention and options as columns) into validated_items: the model (Azure deployments mapped), the
 -- provider (named, else implied by the format, else by the model's family), and field_error, the first
--- reason the item cannot be counted (null: it can). The order of the checks decides which reason is given.
+-- reason the item cannot be counted (null: it can; the order of the checks decides which reason is given),
+-- and its latency_ms and ttft_ms (ms, from the latency fields; never billed, never a reason: one that
+-- cannot be used is left null and named in latency_issue).
 -- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
 -- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
 -- Parameters: $model (source.yaml default, may be null), $deployment_names / $deployment_models (source.yaml
@@ -38,6 +40,57 @@ providers as (
             end
         ) as provider
     from identified i
+),
+latency_fields as (
+    -- the latency fields read: instants in microseconds (span times: nanoseconds // 1000), durations in
+    -- ms (DECIMAL(18, 3)); null where absent or unreadable (every step is try: latency never fails a row)
+    select
+        c.*,
+        case when c.span is not null then try_cast(try_cast(c.span ->> '$.startTimeUnixNano' as hugeint) // 1000 as bigint)
+             else try(epoch_us(try_cast(c.v_start_at ->> '$' as timestamptz))) end as start_us,
+        case when c.span is not null then try_cast(try_cast(c.span ->> '$.endTimeUnixNano' as hugeint) // 1000 as bigint)
+             else try(epoch_us(try_cast(c.v_end_at ->> '$' as timestamptz))) end as end_us,
+        case when c.span is not null then json_present(c.span -> '$.endTimeUnixNano') else c.v_end_at end as end_raw,
+        try(epoch_us(try_cast(c.v_first_token_at ->> '$' as timestamptz))) as first_token_us,
+        coalesce(try_cast(c.v_latency_ms ->> '$' as decimal(18, 3)),
+                 try(try_cast(try_cast(c.v_latency_s ->> '$' as decimal(18, 6)) * 1000 as decimal(18, 3)))) as latency_logged_ms,
+        coalesce(try_cast(c.v_ttft_ms ->> '$' as decimal(18, 3)),
+                 try(try_cast(try_cast(c.v_ttft_s ->> '$' as decimal(18, 6)) * 1000 as decimal(18, 3)))) as ttft_logged_ms
+    from providers c
+),
+latency_candidates as (
+    -- the difference of the logged instants wins over the source's own rounded duration
+    select
+        l.*,
+        coalesce(try(try_cast(l.end_us - l.start_us as decimal(18, 0)) * 0.001), l.latency_logged_ms) as latency_candidate_ms,
+        coalesce(try(try_cast(l.first_token_us - l.start_us as decimal(18, 0)) * 0.001), l.ttft_logged_ms) as ttft_candidate_ms
+    from latency_fields l
+),
+clocked as (
+    -- a latency that cannot be read or is out of order is left null and named; the row is kept
+    select
+        l.*,
+        case when l.latency_candidate_ms >= 0 then l.latency_candidate_ms end as latency_ms,
+        case when l.ttft_candidate_ms >= 0 and not coalesce(l.ttft_candidate_ms > l.latency_candidate_ms, false)
+             then l.ttft_candidate_ms end as ttft_ms,
+        nullif(concat_ws('; ',
+            case when l.v_start_at is not null and l.start_us is null
+                then 'start time is not an ISO-8601 instant (' || left(l.v_start_at::varchar, 40) || ')' end,
+            case when l.end_raw is not null and l.end_us is null
+                then 'end time is not ' || case when l.span is not null then 'an integer of nanoseconds' else 'an ISO-8601 instant' end
+                     || ' (' || left(l.end_raw::varchar, 40) || ')' end,
+            case when l.v_first_token_at is not null and l.first_token_us is null
+                then 'first-token time is not an ISO-8601 instant (' || left(l.v_first_token_at::varchar, 40) || ')' end,
+            case when coalesce(l.v_latency_ms, l.v_latency_s) is not null and l.latency_logged_ms is null
+                then 'latency is not a number (' || left(coalesce(l.v_latency_ms, l.v_latency_s)::varchar, 40) || ')' end,
+            case when coalesce(l.v_ttft_ms, l.v_ttft_s) is not null and l.ttft_logged_ms is null
+                then 'time to first token is not a number (' || left(coalesce(l.v_ttft_ms, l.v_ttft_s)::varchar, 40) || ')' end,
+            case when l.latency_candidate_ms < 0 then 'end before start (latency ' || l.latency_candidate_ms || ' ms)' end,
+            case when l.ttft_candidate_ms < 0 then 'first token before start (' || l.ttft_candidate_ms || ' ms)' end,
+            case when l.ttft_candidate_ms > l.latency_candidate_ms and l.latency_candidate_ms >= 0
+                then 'first token after the end (' || l.ttft_candidate_ms || ' ms > latency ' || l.latency_candidate_ms || ' ms)' end
+        ), '') as latency_issue
+    from latency_candidates l
 )
 select
     x.*,
@@ -93,4 +146,4 @@ select
             then 'hash_ids has ' || json_array_length(x.hash_ids) || ' blocks, expected ceil(input_length / '
                 || $block_size || ') = ' || ceil(token_value(x.v_prompt) / $block_size)::bigint end
     ) as field_error
-from providers x;
+from clocked x;

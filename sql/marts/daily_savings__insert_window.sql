@@ -1,6 +1,7 @@
 -- Roll core.usage and core.usage_costs up to (day, provider, model, tenant, app) for [$start, $end).
 -- Money sums only priced rows (exact DECIMAL); unpriced requests are counted, not costed at zero.
-insert into marts.daily_savings
+-- cost_usd is billed (the reported amount where a row has one), list_cost_usd the same rows at list rates.
+insert into marts.daily_savings by name
 with
 joined as (
     select * from core.usage_priced where day >= $start and day < $end
@@ -24,7 +25,9 @@ final as (
         coalesce(sum(cost_usd), 0)::decimal(38, 15) as cost_usd,
         coalesce(sum(no_cache_cost_usd), 0)::decimal(38, 15) as no_cache_cost_usd,
         coalesce(sum(savings_usd), 0)::decimal(38, 15) as savings_usd,
-        coalesce(sum(request_count) filter (where not priced), 0)::bigint as unpriced_requests
+        coalesce(sum(request_count) filter (where not priced), 0)::bigint as unpriced_requests,
+        coalesce(sum(list_cost_usd), 0)::decimal(38, 15) as list_cost_usd,
+        coalesce(sum(request_count) filter (where cost_basis = 'billed'), 0)::bigint as billed_requests
     from joined
     group by all
 )

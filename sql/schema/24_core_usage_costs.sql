@@ -16,10 +16,10 @@ create table if not exists core.usage_costs (
     price_source              varchar,         -- which price book row priced it
     priced                    boolean,         -- false when no price covers every token class present
     unpriced_reason           varchar,         -- why not priced, e.g. 'no price for model ...'
-    cost_usd                  decimal(38, 15), -- USD actually billed: every class at its own rate
-    no_cache_cost_usd         decimal(38, 15), -- USD for the same tokens with all input at the uncached rate, no write premium
-    savings_usd               decimal(38, 15), -- USD, no_cache_cost_usd - cost_usd (negative when write premiums exceed read savings)
-    cache_write_premium_usd   decimal(38, 15), -- USD paid above the uncached rate for cache writes
+    cost_usd                  decimal(38, 15), -- USD billed (FOCUS BilledCost): what the source reports as billed (core.usage.reported_cost_usd) where it does, else every class at its list rate (= list_cost_usd)
+    no_cache_cost_usd         decimal(38, 15), -- USD for the same tokens with all input at the uncached rate, no write premium, at the rates the bill implies (cost_usd + savings_usd)
+    savings_usd               decimal(38, 15), -- USD, no_cache_cost_usd - cost_usd (negative when write premiums exceed read savings); the list saving x billed_to_list on billed rows
+    cache_write_premium_usd   decimal(38, 15), -- USD paid above the uncached rate for cache writes (x billed_to_list on billed rows)
     cache_outcome             varchar,         -- hit (read > 0), write (write > 0, no read), miss, ineligible (prompt below the cacheable minimum)
     min_cacheable_tokens      bigint           -- tokens, the minimum used to decide eligibility (null = unknown, treated as eligible)
 );

@@ -3,7 +3,7 @@
 create table if not exists marts.cache_alerts (
     alert_id          varchar,         -- stable id: md5 of rule | provider | model | tenant | app | prefix_family | day
     day               date,            -- UTC day the incident was observed
-    rule              varchar,         -- rotating_preamble, hit_rate_drop, negative_cache_roi, below_cache_minimum, cross_tenant_prefix, unpriced_usage, cost_mismatch, data_quality
+    rule              varchar,         -- rotating_preamble, hit_rate_drop, negative_cache_roi, below_cache_minimum, cross_tenant_prefix, unpriced_usage, cost_mismatch, price_mismatch, data_quality
     severity          varchar,         -- warning or critical
     provider          varchar,           -- provider of the scope (null for rules without one)
     model             varchar,           -- model as reported (null for rules without one)

@@ -9,7 +9,7 @@ create table if not exists marts.cost_reconciliation (
     requests                 bigint,          -- requests those rows stand for (sum of request_count)
     unpriced_rows            bigint,          -- of which cachemeter has no price (left out of both sums)
     reported_cost_usd        decimal(38, 15), -- USD the sources say was billed (priced rows)
-    computed_cost_usd        decimal(38, 15), -- USD cachemeter computed for the same rows
+    computed_cost_usd        decimal(38, 15), -- USD cachemeter computes for the same rows at list rates (catalogue or --prices; core.usage_costs.list_cost_usd)
     difference_usd           decimal(38, 15), -- USD: reported - computed (positive: billed more than computed)
     relative_difference      double           -- difference_usd / reported_cost_usd (null when nothing was reported)
 );

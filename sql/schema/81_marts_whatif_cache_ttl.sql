@@ -18,7 +18,7 @@ create table if not exists marts.whatif_cache_ttl (
     cached_span_tokens  bigint,          -- tokens read or written now (cache read + cache write tokens)
     cache_read_tokens   bigint,          -- tokens read from cache under the option
     cache_write_tokens  bigint,          -- tokens written to cache under the option (at its write price)
-    cost_now_usd        decimal(38, 15), -- USD billed for these requests as logged
+    cost_now_usd        decimal(38, 15), -- USD for these requests as logged, at list rates (core.usage_costs.list_cost_usd), as the option is priced
     cost_usd            decimal(38, 15), -- USD the same requests would cost under the option
     saving_usd          decimal(38, 15)  -- USD, cost_now_usd - cost_usd (positive: switching pays)
 );

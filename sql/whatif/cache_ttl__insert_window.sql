@@ -14,7 +14,8 @@ cached as (
         u.request_id, u.ts, u.day, u.prefix_family, u.provider, u.model, u.tenant, u.app, u.request_count,
         u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens,
         u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens as span_tokens,
-        c.cost_usd, c.cache_read_per_mtok, c.cache_write_5m_per_mtok, c.cache_write_1h_per_mtok
+        c.list_cost_usd as cost_usd,  -- list rates, as the option is priced (not a bill that differs from them)
+        c.cache_read_per_mtok, c.cache_write_5m_per_mtok, c.cache_write_1h_per_mtok
     from core.usage u
     join core.usage_costs c using (request_id, day)
     where u.day >= $start::date - 1 and u.day < $end

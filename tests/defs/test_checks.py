@@ -68,8 +68,15 @@ BREAKS = [
      "update core.usage_costs set day = day + 1 where request_id = '2026-11-03-5'"),
     ("cost_equals_tokens_times_prices", "usage_costs__cost_not_tokens_times_prices",
      "update core.usage_costs set cost_usd = cost_usd + 0.000000000000001 where request_id = '2026-11-03-5'"),
+    ("cost_equals_tokens_times_prices", "usage_costs__cost_not_tokens_times_prices",
+     "update core.usage_costs set list_cost_usd = list_cost_usd + 0.000000000000001 where request_id = '2026-11-03-5'"),
+    # a billed amount the cost does not carry
+    ("cost_equals_tokens_times_prices", "usage_costs__cost_not_tokens_times_prices",
+     "update core.usage set reported_cost_usd = 1 where request_id = '2026-11-03-5'"),
     ("totals_equal_line_items", "daily_savings__totals_differ_from_line_items",
      "update marts.daily_savings set savings_usd = savings_usd - 0.01 where day = '2026-11-03'"),
+    ("totals_equal_line_items", "daily_savings__totals_differ_from_line_items",
+     "update marts.daily_savings set list_cost_usd = list_cost_usd + 0.01 where day = '2026-11-03'"),
     ("rows_in_equal_accepted_plus_quarantined", "files__rows_do_not_add_up",
      "update stage.files set rows_quarantined = rows_quarantined + 1"),
 ]

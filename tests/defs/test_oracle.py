@@ -110,7 +110,7 @@ def priced_both_ways(formats_warehouse):
     rows = [dict(zip(columns, r)) for r in query(
         db, "select u.source_file, u.source_line, u.source_item, u.source_format, u.provider, u.model, u.ts, u.service_tier, "
             "u.prompt_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens, u.output_tokens, "
-            "c.cost_usd, u.request_count from core.usage u join core.usage_costs c using (request_id)")]
+            "c.list_cost_usd as cost_usd, u.request_count from core.usage u join core.usage_costs c using (request_id)")]  # list cost: what the catalogue says
     raw = _raw_items(logs)
     out = []
     for row in rows:

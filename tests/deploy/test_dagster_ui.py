@@ -38,7 +38,8 @@ DEMO_DAY = "2026-11-25"  # the demo's first day of the rotating-preamble inciden
 def graphql(port: int, query: str) -> dict:
     request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),
                                      headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:
+    # generous: a re-execution request launches a run, which takes tens of seconds on a loaded 2-core machine
+    with urllib.request.urlopen(request, timeout=90) as response:
         return json.load(response)["data"]
 
 

@@ -76,3 +76,15 @@ def test_a_warehouse_left_by_an_older_release_is_moved_over_without_losing_rows(
     with duckdb.connect(str(db), read_only=True) as conn:
         assert conn.execute("select count(*) from stage.pending_days").fetchall() == [(0,)]
     assert snapshot(db) == clean  # catalogue ids resolved again, days rebuilt, missing rows staged again
+
+
+def test_a_warehouse_priced_before_list_costs_is_repriced_on_the_next_run(built):
+    logs, db, clean = built
+    with duckdb.connect(str(db)) as conn:
+        # an older release's costs: no list cost nor cost basis columns filled
+        conn.execute("update core.usage_costs set list_cost_usd = null, cost_basis = null where day = date '2026-11-02'")
+        conn.execute("delete from stage.definitions_version")  # files from an older release
+
+    run_pipeline(db.parent, logs)  # the logs unchanged: only the migration can mark the day pending
+
+    assert snapshot(db) == clean

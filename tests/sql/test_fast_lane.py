@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 USAGE_COLUMNS = ("request_id, ts, day, source_format, provider, model, tenant, app, request_count, is_batch, service_tier, "
                  "prefix_family, prompt_tokens, uncached_input_tokens, cache_read_tokens, cache_write_5m_tokens, "
                  "cache_write_1h_tokens, output_tokens, reasoning_tokens, source_file, source_line, source_item, "
-                 "reported_cost_usd, tier_prompt_tokens")
+                 "reported_cost_usd, tier_prompt_tokens, latency_ms, ttft_ms, latency_issue")
 QUARANTINE_COLUMNS = "source_file, source_line, source_item, source_format, reason, raw_excerpt"
 
 
@@ -49,7 +49,7 @@ def bodies(rng: random.Random) -> dict[str, dict]:
         "gemini_generate_content": {"responseId": f"g{rng.random()}", "modelVersion": "gemini-2.5-flash",
                                     "usageMetadata": {"promptTokenCount": prompt, "cachedContentTokenCount": cached,
                                                       "candidatesTokenCount": out, "thoughtsTokenCount": 12}},
-        "bedrock_converse": {"output": {}, "stopReason": "end_turn",
+        "bedrock_converse": {"output": {}, "stopReason": "end_turn", "metrics": {"latencyMs": rng.randint(90, 9000)},
                              "usage": {"inputTokens": prompt - cached, "cacheReadInputTokens": cached,
                                        "cacheWriteInputTokens": 0, "outputTokens": out}},
     }
@@ -66,7 +66,7 @@ def mutate(rng: random.Random, record: dict) -> None:
     usage = body.get("usage") or body.get("usageMetadata") or {}
     if not isinstance(usage, dict):
         usage = {}
-    choice = rng.randrange(24)
+    choice = rng.randrange(25)
     if choice == 0 and usage:  # a count of another type or size
         usage[rng.choice(sorted(usage))] = rng.choice(BAD_VALUES)
     elif choice == 1:
@@ -132,6 +132,8 @@ def mutate(rng: random.Random, record: dict) -> None:
         record.pop("ts", None)
     elif choice == 22:
         body["service_tier"] = rng.choice(["flex", "priority", 3, None])
+    elif choice == 23:  # a latency of another type or size (never a reason to reject the row)
+        body["metrics"] = rng.choice([{"latencyMs": rng.choice(BAD_VALUES)}, {}, None, "fast", {"latencyMs": 0}])
     else:
         record["model"] = rng.choice(["gpt-4o-2024-11-20", "prod-chat", "gemini-2.5-pro"])
 

@@ -31,8 +31,8 @@ def cost_of(formula: str) -> Decimal:
 def loaded(formats_warehouse):
     _, db = formats_warehouse
     rows = query(db, "select u.source_file, u.source_line, u.source_item, u.uncached_input_tokens, u.cache_read_tokens, "
-                     "u.cache_write_5m_tokens, u.cache_write_1h_tokens, u.output_tokens, u.request_count, c.cost_usd, "
-                     "c.priced, u.reported_cost_usd from core.usage u join core.usage_costs c using (request_id)")
+                     "u.cache_write_5m_tokens, u.cache_write_1h_tokens, u.output_tokens, u.request_count, c.list_cost_usd, "
+                     "c.priced, u.reported_cost_usd, c.cost_usd from core.usage u join core.usage_costs c using (request_id)")
     usage = {(r[0], f"{r[1]}.{r[2]}"): r[3:] for r in rows}
     quarantine = {(r[0], f"{r[1]}.{r[2]}"): r[3] for r in query(
         db, "select source_file, source_line, source_item, reason from core.quarantine")}
@@ -63,6 +63,8 @@ def test_format_example_lands_exactly(loaded, source_file):
         else:
             assert row[7] is True and row[6] == cost_of(want["cost"]), (source_file, item, row[6], cost_of(want["cost"]))
         assert row[8] == (Decimal(want["reported"]) if "reported" in want else None), (source_file, item)
+        # the cost is what was billed where the source reports it, else the list cost ("cost")
+        assert row[9] == (row[8] if row[8] is not None else row[6]), (source_file, item)
     got_rejected = {item: reason for (f, item), reason in quarantine.items() if f == source_file}
     assert set(got_rejected) == set(rejected), (source_file, got_rejected)
     for item, fragment in rejected.items():

@@ -1,4 +1,5 @@
-"""marts.daily_savings (what caching saved), marts.prefix_families, marts.cost_reconciliation (billed vs computed)."""
+"""marts.daily_savings (what caching saved), marts.prefix_families, marts.cost_reconciliation (billed vs computed),
+marts.ttft_by_family (time to first token of cache hits against misses)."""
 
 
 import dagster as dg
@@ -59,6 +60,19 @@ def cost_reconciliation(context: dg.AssetExecutionContext, duckdb: DuckDBResourc
             "select day, count(*) as rows, coalesce(sum(reported_cost_usd), 0) as reported_cost_usd, "
             "coalesce(sum(computed_cost_usd), 0) as computed_cost_usd "
             "from marts.cost_reconciliation where day >= $start and day < $end group by day", params), params)
+    return dg.MaterializeResult(metadata={"window_rows": rows})
+
+
+@daily_asset(["marts", "ttft_by_family"], deps=[dg.AssetKey(["core", "usage"])])
+def ttft_by_family(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    """Rebuild the window's rows of ``marts.ttft_by_family`` (median and p95 TTFT, hits vs misses, ms)."""
+    params = window_params(context)
+    with warehouse_connection(duckdb) as conn:
+        replace_window(conn, "marts/ttft_by_family__delete_window", "marts/ttft_by_family__insert_window", params)
+        rows = add_day_metadata(context, conn.execute(
+            "select day, count(*) as rows, coalesce(sum(ttft_requests), 0) as ttft_requests, "
+            "coalesce(sum(bad_latency_requests), 0) as bad_latency_requests "
+            "from marts.ttft_by_family where day >= $start and day < $end group by day", params), params)
     return dg.MaterializeResult(metadata={"window_rows": rows})
 
 

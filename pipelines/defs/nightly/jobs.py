@@ -17,7 +17,7 @@ STAGED_FILES = dg.AssetKey(["stage", "files"])
 INGEST_ASSETS = [["stage", "files"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
 DAILY_ASSETS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "prefix_families"],
                 ["marts", "cost_reconciliation"], ["marts", "cache_alerts"], ["marts", "whatif_routing"],
-                ["marts", "whatif_cache_ttl"]]
+                ["marts", "whatif_cache_ttl"], ["marts", "ttft_by_family"]]
 PUBLISH_ASSETS = [["publish", "warehouse_snapshot"], ["publish", "cache_report"], ["marts", "alert_deliveries"]]
 # the consistency check of marts.daily_savings also runs right after staging: a day staged again but
 # not rebuilt yet then shows as failed in the UI until the daily run rebuilds it

@@ -15,7 +15,8 @@ from pipelines.lib import report, warehouse
     key=["publish", "warehouse_snapshot"],
     deps=[dg.AssetKey(["marts", "daily_savings"]), dg.AssetKey(["marts", "prefix_families"]),
           dg.AssetKey(["marts", "cache_alerts"]), dg.AssetKey(["core", "quarantine"]),
-          dg.AssetKey(["marts", "whatif_routing"]), dg.AssetKey(["marts", "whatif_cache_ttl"])],
+          dg.AssetKey(["marts", "whatif_routing"]), dg.AssetKey(["marts", "whatif_cache_ttl"]),
+          dg.AssetKey(["marts", "ttft_by_family"])],
     group_name="publish",
     owners=OWNERS,
     description="A read-only copy of the whole warehouse (<warehouse>.snapshot.duckdb), replaced atomically after "

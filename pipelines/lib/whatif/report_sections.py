@@ -1,9 +1,12 @@
-"""The report's what-if sections: routing policies compared, cache TTL switches that pay, KV memory.
+"""The report's what-if sections: routing policies compared, cache TTL switches that pay, KV memory,
+time to first token (measured hits against misses, and estimated where no latency is logged).
 
 ``load(conn, start, end)`` reads the frames for the UTC days ``[start, end)`` (money as float for
 display only; the marts keep DECIMAL); ``html(frames, table)`` renders them with the report's own
 table helper. The KV section sizes each busy family's mean cached span on ``REFERENCE_MODEL`` in
-``REFERENCE_CACHE_GB`` (``cachemeter whatif kv`` answers for any model and size).
+``REFERENCE_CACHE_GB`` (``cachemeter whatif kv`` answers for any model and size); the TTFT estimate
+prices the cache reads of families that logged no latency on ``REFERENCE_MODEL`` and a card of
+``REFERENCE_CARD_TFLOPS`` at ``prefill.DEFAULT_UTILIZATION`` (``cachemeter whatif ttft`` for others).
 """
 
 from __future__ import annotations
@@ -16,22 +19,24 @@ import duckdb
 import pandas as pd
 
 from pipelines.lib.sql import statement
-from pipelines.lib.whatif import kv_memory
+from pipelines.lib.whatif import kv_memory, prefill, ttft_estimate
 
 REFERENCE_MODEL = "llama-3.1-70b"
 REFERENCE_CACHE_GB = 8
+REFERENCE_CARD_TFLOPS = 989  # an H100 SXM's dense BF16 peak (NVIDIA's datasheet)
 TOP_ROWS = 10
 
 
 def load(conn: duckdb.DuckDBPyConnection, start: date, end: date) -> dict[str, pd.DataFrame]:
-    """``routing``, ``ttl`` and ``kv`` frames for the days ``[start, end)``; empty frames on a warehouse
-    built before the what-if marts existed."""
+    """``routing``, ``ttl``, ``kv``, ``ttft`` and ``ttft_estimate`` frames for the days ``[start, end)``;
+    empty frames on a warehouse built before the what-if marts existed."""
     params = {"start": start, "end": end}
     try:
         routing = conn.execute(statement("whatif/report__routing"), params).df()
         ttl = conn.execute(statement("whatif/report__ttl_switches"), {**params, "limit": TOP_ROWS}).df()
+        ttft = conn.execute(statement("whatif/report__ttft"), {**params, "limit": TOP_ROWS}).df()
     except duckdb.CatalogException:
-        return {"routing": pd.DataFrame(), "ttl": pd.DataFrame(), "kv": pd.DataFrame()}
+        return {name: pd.DataFrame() for name in ("routing", "ttl", "kv", "ttft", "ttft_estimate")}
     for column in ("cost_now_usd", "cost_after_usd", "saving_per_day_usd"):
         ttl[column] = ttl[column].astype(float)
     kv = conn.execute(statement("whatif/report__family_spans"), {**params, "limit": TOP_ROWS}).df()
@@ -39,7 +44,19 @@ def load(conn: duckdb.DuckDBPyConnection, start: date, end: date) -> dict[str, p
     copy_bytes = kv["mean_cached_span_tokens"].astype("int64") * model.kv_bytes_per_token
     kv["kv_mb_per_copy"] = (copy_bytes / 1e6).round(1)
     kv[f"copies_in_{REFERENCE_CACHE_GB}_gb"] = [REFERENCE_CACHE_GB * kv_memory.GB // b if b else None for b in copy_bytes]
-    return {"routing": routing, "ttl": ttl, "kv": kv}
+    return {"routing": routing, "ttl": ttl, "kv": kv, "ttft": ttft,
+            "ttft_estimate": _ttft_estimate(conn, start, end, model.num_parameters)}
+
+
+def _ttft_estimate(conn: duckdb.DuckDBPyConnection, start: date, end: date, num_parameters: int) -> pd.DataFrame:
+    """The busiest families whose cache hits logged no TTFT, with the prefill seconds those reads saved."""
+    rows = [r for r in ttft_estimate.family_rows(conn, start, end) if r["unmeasured_hit_requests"]][:TOP_ROWS]
+    estimated = ttft_estimate.estimate(rows, num_parameters, REFERENCE_CARD_TFLOPS)
+    return pd.DataFrame([{
+        "prefix_family": r["prefix_family"], "provider": r["provider"], "model": r["model"], "app": r["app"],
+        "hits": r["unmeasured_hit_requests"], "cache_read_tokens": r["unmeasured_cache_read_tokens"],
+        "est_prefill_seconds_saved": round(r["prefill_seconds_saved"], 3),
+        "est_seconds_per_hit": round(r["prefill_seconds_saved_per_hit"], 4)} for r in estimated])
 
 
 def html(frames: dict[str, pd.DataFrame], table: Callable[..., str]) -> str:
@@ -58,4 +75,13 @@ def html(frames: dict[str, pd.DataFrame], table: Callable[..., str]) -> str:
         f"<h2>What if: KV memory</h2><p>The busiest families' mean cached span held as KV cache by "
         f"{escape.escape(REFERENCE_MODEL)}, and how many copies fit in {REFERENCE_CACHE_GB} GB "
         "(<code>cachemeter whatif kv</code> for another model or size).</p>"
-        f"{table(frames['kv'])}")
+        f"{table(frames['kv'])}"
+        "<h2>Time to first token: cache hits against misses</h2><p>Where the logs carry latency (gateway and "
+        "tracing rows, OTel spans): median and p95 time to first token in ms of requests that read from the "
+        "cache against those that did not (<code>marts.ttft_by_family</code>).</p>"
+        f"{table(frames.get('ttft', pd.DataFrame()))}"
+        "<h2>What if: prefill seconds the cache saved</h2><p>Families whose cache hits logged no latency: "
+        f"the prefill time their cache reads skipped on {escape.escape(REFERENCE_MODEL)} (2 FLOPs per parameter "
+        f"per token) on a {REFERENCE_CARD_TFLOPS} TFLOP/s card at {prefill.DEFAULT_UTILIZATION:.0%} of peak, an "
+        "estimate (<code>cachemeter whatif ttft</code> for another model or card).</p>"
+        f"{table(frames.get('ttft_estimate', pd.DataFrame()))}")

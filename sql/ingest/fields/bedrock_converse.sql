@@ -10,6 +10,7 @@ select
     v.usage.inputTokens as v_uncached,
     v.usage.cacheReadInputTokens as v_read,
     v.usage.cacheWriteInputTokens as v_write,
-    v.usage.outputTokens as v_output
-from (select s.*, json_transform(s.b, '{"usage":{"inputTokens":"JSON","cacheReadInputTokens":"JSON","cacheWriteInputTokens":"JSON","outputTokens":"JSON"}}') as v
+    v.usage.outputTokens as v_output,
+    v.metrics.latencyMs as v_latency_ms
+from (select s.*, json_transform(s.b, '{"usage":{"inputTokens":"JSON","cacheReadInputTokens":"JSON","cacheWriteInputTokens":"JSON","outputTokens":"JSON"},"metrics":{"latencyMs":"JSON"}}') as v
       from shaped_items s where s.source_format = 'bedrock_converse') s;

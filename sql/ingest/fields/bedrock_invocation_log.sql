@@ -13,6 +13,7 @@ select
     v.output.outputTokenCount as v_output,
     v.modelId ->> '$' as body_model,
     v.requestId ->> '$' as body_id,
-    v.timestamp ->> '$' as body_iso
-from (select s.*, json_transform(s.b, '{"input":{"inputTokenCount":"JSON","cacheReadInputTokenCount":"JSON","cacheWriteInputTokenCount":"JSON"},"output":{"outputTokenCount":"JSON"},"modelId":"JSON","requestId":"JSON","timestamp":"JSON"}') as v
+    v.timestamp ->> '$' as body_iso,
+    v.output.outputBodyJson.metrics.latencyMs as v_latency_ms
+from (select s.*, json_transform(s.b, '{"input":{"inputTokenCount":"JSON","cacheReadInputTokenCount":"JSON","cacheWriteInputTokenCount":"JSON"},"output":{"outputTokenCount":"JSON","outputBodyJson":{"metrics":{"latencyMs":"JSON"}}},"modelId":"JSON","requestId":"JSON","timestamp":"JSON"}') as v
       from shaped_items s where s.source_format = 'bedrock_invocation_log') s;

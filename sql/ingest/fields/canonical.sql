@@ -23,6 +23,8 @@ select
     v.tenant ->> '$' as body_tenant,
     v.app ->> '$' as body_app,
     v.request_count as v_request_count,
-    v.reported_cost_usd as v_cost
-from (select s.*, json_transform(s.b, '{"uncached_input_tokens":"JSON","cache_read_tokens":"JSON","cache_write_5m_tokens":"JSON","cache_write_1h_tokens":"JSON","prompt_tokens":"JSON","output_tokens":"JSON","reasoning_tokens":"JSON","model":"JSON","request_id":"JSON","ts":"JSON","service_tier":"JSON","provider":"JSON","tenant":"JSON","app":"JSON","request_count":"JSON","reported_cost_usd":"JSON"}') as v
+    v.reported_cost_usd as v_cost,
+    v.latency_ms as v_latency_ms,
+    v.ttft_ms as v_ttft_ms
+from (select s.*, json_transform(s.b, '{"uncached_input_tokens":"JSON","cache_read_tokens":"JSON","cache_write_5m_tokens":"JSON","cache_write_1h_tokens":"JSON","prompt_tokens":"JSON","output_tokens":"JSON","reasoning_tokens":"JSON","model":"JSON","request_id":"JSON","ts":"JSON","service_tier":"JSON","provider":"JSON","tenant":"JSON","app":"JSON","request_count":"JSON","reported_cost_usd":"JSON","latency_ms":"JSON","ttft_ms":"JSON"}') as v
       from shaped_items s where s.source_format = 'canonical') s;

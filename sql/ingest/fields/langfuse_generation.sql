@@ -20,6 +20,11 @@ select
     v.id ->> '$' as body_id,
     v.start ->> '$' as body_iso,
     v.u.total as v_total,
-    coalesce(v.c.total, v.calculatedTotalCost, v.totalCost) as v_cost
-from (select s.*, json_transform(s.b, '{"u":{"input":"JSON","input_cached_tokens":"JSON","input_cache_read":"JSON","cache_read_input_tokens":"JSON","input_cache_creation":"JSON","cache_creation_input_tokens":"JSON","cache_write_tokens":"JSON","input_cache_creation_5m":"JSON","input_cache_creation_1h":"JSON","output":"JSON","output_reasoning_tokens":"JSON","output_reasoning":"JSON","reasoning_tokens":"JSON","total":"JSON"},"model":"JSON","id":"JSON","start":"JSON","c":{"total":"JSON"},"calculatedTotalCost":"JSON","totalCost":"JSON"}') as v
+    coalesce(v.c.total, v.calculatedTotalCost, v.totalCost) as v_cost,
+    v.start as v_start_at,
+    v.completion_start as v_first_token_at,
+    v."end" as v_end_at,
+    v.latency as v_latency_s,
+    v.time_to_first_token as v_ttft_s
+from (select s.*, json_transform(s.b, '{"u":{"input":"JSON","input_cached_tokens":"JSON","input_cache_read":"JSON","cache_read_input_tokens":"JSON","input_cache_creation":"JSON","cache_creation_input_tokens":"JSON","cache_write_tokens":"JSON","input_cache_creation_5m":"JSON","input_cache_creation_1h":"JSON","output":"JSON","output_reasoning_tokens":"JSON","output_reasoning":"JSON","reasoning_tokens":"JSON","total":"JSON"},"model":"JSON","id":"JSON","start":"JSON","c":{"total":"JSON"},"calculatedTotalCost":"JSON","totalCost":"JSON","completion_start":"JSON","end":"JSON","latency":"JSON","time_to_first_token":"JSON"}') as v
       from shaped_items s where s.source_format = 'langfuse_generation') s;

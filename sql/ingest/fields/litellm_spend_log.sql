@@ -20,6 +20,10 @@ select
     lower(v.custom_llm_provider ->> '$') as body_provider,
     v.team_id ->> '$' as body_tenant,
     lower(v.cache_hit ->> '$') in ('true', '1', 'yes') as gateway_cache_hit,
-    lower(v.status ->> '$') as row_status
-from (select s.*, json_transform(s.b, '{"metadata":{"usage_object":{"prompt_tokens":"JSON","prompt_tokens_details":{"cached_tokens":"JSON","cache_creation_tokens":"JSON"},"cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON","completion_tokens":"JSON","completion_tokens_details":{"reasoning_tokens":"JSON"}}},"prompt_tokens":"JSON","completion_tokens":"JSON","model":"JSON","request_id":"JSON","startTime":"JSON","spend":"JSON","custom_llm_provider":"JSON","team_id":"JSON","cache_hit":"JSON","status":"JSON"}') as v
+    lower(v.status ->> '$') as row_status,
+    v.startTime as v_start_at,
+    v.completionStartTime as v_first_token_at,
+    v.endTime as v_end_at,
+    v.request_duration_ms as v_latency_ms
+from (select s.*, json_transform(s.b, '{"metadata":{"usage_object":{"prompt_tokens":"JSON","prompt_tokens_details":{"cached_tokens":"JSON","cache_creation_tokens":"JSON"},"cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON","completion_tokens":"JSON","completion_tokens_details":{"reasoning_tokens":"JSON"}}},"prompt_tokens":"JSON","completion_tokens":"JSON","model":"JSON","request_id":"JSON","startTime":"JSON","spend":"JSON","custom_llm_provider":"JSON","team_id":"JSON","cache_hit":"JSON","status":"JSON","completionStartTime":"JSON","endTime":"JSON","request_duration_ms":"JSON"}') as v
       from shaped_items s where s.source_format = 'litellm_spend_log') s;

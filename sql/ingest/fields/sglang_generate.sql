@@ -12,6 +12,7 @@ select
     v.meta_info.completion_tokens as v_output,
     v.meta_info.reasoning_tokens as v_reasoning,
     v.meta_info.id ->> '$' as body_id,
-    v.meta_info.response_sent_to_client_ts as v_epoch
-from (select s.*, json_transform(s.b, '{"meta_info":{"prompt_tokens":"JSON","cached_tokens":"JSON","completion_tokens":"JSON","reasoning_tokens":"JSON","id":"JSON","response_sent_to_client_ts":"JSON"}}') as v
+    v.meta_info.response_sent_to_client_ts as v_epoch,
+    v.meta_info.e2e_latency as v_latency_s
+from (select s.*, json_transform(s.b, '{"meta_info":{"prompt_tokens":"JSON","cached_tokens":"JSON","completion_tokens":"JSON","reasoning_tokens":"JSON","id":"JSON","response_sent_to_client_ts":"JSON","e2e_latency":"JSON"}}') as v
       from shaped_items s where s.source_format = 'sglang_generate') s;

@@ -1,0 +1,8 @@
+-- Bring a warehouse priced before core.usage_costs.list_cost_usd (billed cost as the truth) up to date:
+-- every day holding a priced row without a list cost is marked pending, so the next run reprices it
+-- (and rebuilds its marts). Run by warehouse.prepare; safe to repeat (a repriced day has none).
+insert into stage.pending_days by name
+select distinct day, now() as staged_at, false as dependent
+from core.usage_costs
+where priced and list_cost_usd is null
+  and day not in (select day from stage.pending_days where not dependent);

@@ -1,0 +1,2 @@
+-- core.usage_costs.billed_to_list: billed / list cost of the row (a ratio, 1.25 = billed 25% above list), null unless cost_basis = 'billed' and list_cost_usd > 0. The bill gives one total per row, so its implied rates are the list rates scaled by this ratio: savings_usd, no_cache_cost_usd and cache_write_premium_usd are scaled by it (rounded to 1e-12 USD), keeping savings_usd = no_cache_cost_usd - cost_usd exact.
+alter table core.usage_costs add column if not exists billed_to_list double;

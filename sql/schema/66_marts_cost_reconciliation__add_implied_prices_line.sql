@@ -1,0 +1,2 @@
+-- marts.cost_reconciliation.implied_prices_line: the --prices override CSV line (provider,model,effective_from,input,cache read,5m write,1h write,output; USD per million tokens, the day as effective_from) holding the list rates x the implied ratios, rounded to 6 decimals: what would make the catalogue price these rows as billed. Null when no priced row reported a cost.
+alter table marts.cost_reconciliation add column if not exists implied_prices_line varchar;

@@ -1,0 +1,2 @@
+-- core.usage.latency_ms: milliseconds (DECIMAL, microsecond resolution) from request start to its end, as the source logged it: LiteLLM endTime - startTime (else request_duration_ms), Langfuse endTime - startTime (else latency s), OTel / OpenInference span endTimeUnixNano - startTimeUnixNano, Bedrock metrics.latencyMs, SGLang meta_info.e2e_latency (s), canonical latency_ms; null when not logged or invalid (see latency_issue).
+alter table core.usage add column if not exists latency_ms decimal(18, 3);

@@ -1,0 +1,2 @@
+-- core.usage.ttft_ms: milliseconds (DECIMAL, microsecond resolution) from request start to the first output token: LiteLLM completionStartTime - startTime, Langfuse completionStartTime - startTime (else timeToFirstToken s), OTel gen_ai.response.time_to_first_chunk (s; Sentry's gen_ai.response.time_to_first_token), canonical ttft_ms; null when not logged or invalid (see latency_issue).
+alter table core.usage add column if not exists ttft_ms decimal(18, 3);

@@ -1,0 +1,120 @@
+"""``cachemeter export focus``: the warehouse as a FinOps FOCUS 1.2 dataset, checked against the spec's
+required-column, type and value rules (tests/focus_rules.py) and against marts.daily_savings."""
+
+import csv
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.lib import focus, warehouse
+from tests import focus_rules
+from tests.conftest import REPO, query, run_pipeline
+
+
+def cachemeter(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "COLUMNS": "160"}, timeout=300)
+
+
+def read_csv_as_text(path):
+    names = next(csv.reader(path.open()))
+    return pa_csv.read_csv(path, convert_options=pa_csv.ConvertOptions(
+        column_types={n: pa.string() for n in names}, strings_can_be_null=True))
+
+
+@pytest.fixture(scope="module")
+def demo_export(demo_warehouse, tmp_path_factory):
+    out = tmp_path_factory.mktemp("focus") / "demo.parquet"
+    done = cachemeter("export", "focus", "--out", str(out), "--db", str(demo_warehouse), cwd=out.parent)
+    assert done.returncode == 0, done.stderr
+    return out, done.stdout
+
+
+def test_demo_export_follows_the_focus_rules(demo_export):
+    out, stdout = demo_export
+    table = pq.read_table(out)
+    assert table.num_rows > 100 and f"{table.num_rows:,} FOCUS rows over 10 day(s)" in stdout
+    assert focus_rules.violations(table) == []
+
+
+def test_demo_billed_cost_sums_equal_daily_savings_cost_per_day_exactly(demo_export, demo_warehouse):
+    out, _ = demo_export
+    by_day = defaultdict(Decimal)
+    list_by_day = defaultdict(Decimal)
+    for row in pq.read_table(out, columns=["ChargePeriodStart", "BilledCost", "ListCost"]).to_pylist():
+        by_day[row["ChargePeriodStart"].date()] += row["BilledCost"]
+        list_by_day[row["ChargePeriodStart"].date()] += row["ListCost"]
+    marts = query(demo_warehouse, "select day, sum(cost_usd), sum(list_cost_usd) from marts.daily_savings "
+                                  "group by day order by day")
+    assert [(d, c) for d, c, _ in marts] == sorted(by_day.items())
+    assert [(d, lc) for d, _, lc in marts] == sorted(list_by_day.items())
+    assert len(marts) == 10 and all(c > 0 for _, c, _ in marts)
+
+
+def test_demo_grain_is_day_provider_model_tenant_app_token_class(demo_export, demo_warehouse):
+    table = pq.read_table(demo_export[0]).to_pylist()
+    keys = [(r["ChargePeriodStart"], r["ProviderName"], r["x_Model"], r["x_Tenant"], r["x_App"], r["x_TokenClass"],
+             r["ListUnitPrice"]) for r in table]
+    assert len(keys) == len(set(keys))
+    # tokens are conserved: ConsumedQuantity per token class equals the marts' tokens
+    consumed = defaultdict(int)
+    for r in table:
+        consumed[r["x_TokenClass"]] += int(r["ConsumedQuantity"])
+    (read, write, output), = query(demo_warehouse, "select sum(cache_read_tokens), sum(cache_write_tokens), "
+                                                   "sum(output_tokens) from marts.daily_savings")
+    assert (consumed["cache_read"], consumed["cache_write_5m"] + consumed["cache_write_1h"], consumed["output"]) \
+        == (read, write, output)
+
+
+def test_csv_export_of_a_window_follows_the_text_formats(demo_warehouse, tmp_path):
+    out = tmp_path / "nov.csv"
+    done = cachemeter("export", "focus", "--out", str(out), "--from", "2026-11-20", "--to", "2026-11-21",
+                      "--db", str(demo_warehouse), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    table = read_csv_as_text(out)
+    assert focus_rules.violations(table, text=True) == []
+    assert set(table.column("ChargePeriodStart").to_pylist()) == {"2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z"}
+    billed = sum(Decimal(v) for v in table.column("BilledCost").to_pylist())
+    assert billed == query(demo_warehouse, "select sum(cost_usd) from marts.daily_savings "
+                                           "where day between '2026-11-20' and '2026-11-21'")[0][0]
+
+
+def test_a_billed_row_is_split_over_its_token_classes_to_the_last_digit(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(REPO / "fixtures" / "billed" / "openrouter_responses_gpt-5.6-sol.jsonl", logs)
+    db = run_pipeline(tmp_path, logs)
+    with warehouse.connect(db, read_only=True) as conn:
+        table = focus.charges(conn)
+    assert focus_rules.violations(table) == []
+    rows = {r["x_TokenClass"]: r for r in table.to_pylist()}
+    assert sum(r["BilledCost"] for r in rows.values()) == Decimal("0.028375")           # what OpenRouter billed
+    assert sum(r["ListCost"] for r in rows.values()) == Decimal("0.0219")              # genai-prices' list
+    assert {c: (r["ConsumedQuantity"], r["ListUnitPrice"], r["x_CostBasis"]) for c, r in rows.items()} == {
+        "uncached_input": (1100, Decimal("4"), "billed"), "cache_read": (2500, Decimal("0.4"), "billed"),
+        "cache_write_5m": (2500, Decimal("5"), "billed"), "output": (200, Decimal("20"), "billed")}
+    # each class's share of its row's bill is in proportion to its list cost: the write row's 0.021875 / 0.017
+    assert rows["cache_write_5m"]["BilledCost"] == round(Decimal("0.0125") * Decimal("0.021875") / Decimal("0.017"), 15)
+    assert (rows["cache_read"]["ProviderName"], rows["cache_read"]["PublisherName"], rows["cache_read"]["SkuId"],
+            rows["cache_read"]["Tags"]) == ("OpenRouter", "openai", "openrouter/openai/gpt-5.6-sol/cache_read",
+                                            '{"tenant":"acme","app":"agent"}')
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--out", "f.txt"], "must end in .parquet or .csv"),
+    (["--out", "f.csv", "--from", "2026-13-01"], "Invalid value for '--from'"),
+    (["--out", "f.csv", "--from", "2026-11-22", "--to", "2026-11-21"], "--from 2026-11-22 is after --to 2026-11-21"),
+    (["--out", "f.csv", "--db", "missing.duckdb"], "does not exist"),
+    ([], "Missing option '--out'"),
+])
+def test_bad_arguments_get_one_clear_error_and_no_traceback(tmp_path, args, message):
+    done = cachemeter("export", "focus", *args, cwd=tmp_path)
+    assert done.returncode != 0 and message in done.stderr and "Traceback" not in done.stderr + done.stdout
+    assert not (tmp_path / "f.csv").exists() and not (tmp_path / "f.txt").exists()
