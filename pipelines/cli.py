@@ -9,6 +9,7 @@ Examples::
     cachemeter doctor                      # what is installed, configured and what to fix
     cachemeter whatif routing --logs traces/ --cards 4 --policy all   # what routing by prefix would change
     cachemeter export focus --out focus.parquet   # FinOps FOCUS 1.2 cost and usage file
+    cachemeter fetch usage-api --logs ~/llm-logs   # yesterday's usage from the OpenAI / Anthropic admin APIs
 """
 
 from __future__ import annotations
@@ -212,6 +213,14 @@ def _register_export() -> None:
 
 
 _register_export()
+def _register_fetch() -> None:
+    from pipelines import fetch_cli
+
+    app.add_typer(fetch_cli.app, name="fetch", help="Fetch usage from provider APIs into the logs folder "
+                  "(`cachemeter fetch usage-api --help`).")
+
+
+_register_fetch()
 
 
 def _cell(value) -> str:

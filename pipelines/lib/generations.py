@@ -15,7 +15,9 @@ entry's rows over: a file that shares only its first 4 KB with a deleted one is 
   under another name (a copy made by ``copytruncate``), which then holds them;
 * an entry whose name is gone keeps its rows under its name (the warehouse keeps history the logs no
   longer hold) until a file that continues it turns up under another name (a rename, a rotated copy):
-  that file takes its rows over (``takes_over``), so nothing counts twice.
+  that file takes its rows over (``takes_over``), so nothing counts twice;
+* except a usage-API page (``usage_api.managed``): it is the API's current answer for its day, so a
+  replaced page's rows are replaced and a removed page's rows dropped (a re-fetched day counts once).
 
 Pure Python over what ``discover`` and the manifest say; reads a file's head only when its status
 changed or a generation went missing. Content that matches only in a file unchanged since it was
@@ -29,6 +31,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 
 from pipelines.lib.logfiles import HEAD_BYTES, LogFile, read_head, read_tail
+from pipelines.lib.usage_api import managed
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,9 @@ def plan(logs: list[LogFile], entries: dict[str, Entry]) -> Plan:
                 out.drop.append(entry.name)  # an unchanged file already holds these rows
             else:
                 out.takes_over.setdefault(holder, []).append(entry.name)
+        elif managed(entry.name):  # a usage-API page: the API's current answer replaces its rows, or it is gone
+            if here is None:
+                out.drop.append(entry.name)
         elif here is not None:
             history_counts[entry.name] = history_counts.get(entry.name, 0) + 1
             out.retire[entry.name] = f"{entry.name}#{history_counts[entry.name]}"

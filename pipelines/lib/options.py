@@ -31,11 +31,12 @@ class Option:
     unit: str
     meaning: str
     key: str | None = None
+    variable: str | None = None  # the environment variable when it is not CACHEMETER_<NAME> (a provider's own name)
 
     @property
     def env(self) -> str:
-        """The environment variable that overrides this setting."""
-        return f"CACHEMETER_{self.name.upper()}"
+        """The environment variable that overrides this setting (``variable``, else ``CACHEMETER_<NAME>``)."""
+        return self.variable or f"CACHEMETER_{self.name.upper()}"
 
     def parse(self, raw: object) -> object:
         """``raw`` (a YAML value or an environment string) as this option's type (that of its default).
@@ -153,6 +154,19 @@ ENV_OPTIONS: tuple[Option, ...] = (
     Option("cache_dir", "", "path", "where the report's offline JavaScript bundle is kept (default $XDG_CACHE_HOME/cachemeter, else ~/.cache/cachemeter)"),
     Option("shared_dir", "", "path", "folder of the shared data and handed cases the tests read (default ../shared beside the repository)"),
     Option("kill_at", "", "crash point", "testing only: SIGKILL the process at this crash point (pipelines/lib/faults.py)"),
+    Option("openai_admin_key", "", "secret", "OpenAI organisation Admin key for the Usage API (`cachemeter fetch usage-api`; "
+           "never logged or stored); unset: OpenAI is not fetched", variable="OPENAI_ADMIN_KEY"),
+    Option("anthropic_admin_key", "", "secret", "Anthropic Admin API key for the usage and cost reports (never logged or "
+           "stored); unset: Anthropic is not fetched", variable="ANTHROPIC_ADMIN_KEY"),
+    Option("openai_api_base", "https://api.openai.com/v1", "URL", "base URL of the OpenAI organisation API (a proxy, or a test server)"),
+    Option("anthropic_api_base", "https://api.anthropic.com/v1", "URL", "base URL of the Anthropic Admin API (a proxy, or a test server)"),
+    Option("usage_api_cron", "0 2 * * *", "cron (UTC)", "when usage_api_schedule fetches yesterday from the usage APIs "
+           "(before the nightly staging; on only when a key is set)"),
+    Option("usage_api_bucket_width", "1d", "1d / 1h", "bucket width of the fetched usage pages (the cost report is always 1d)"),
+    Option("usage_api_retries", 5, "retries", "a page answered 429 or 5xx (or not at all) is asked again this many times, "
+           "waiting Retry-After or an exponential backoff"),
+    Option("usage_api_backoff_seconds", 1.0, "seconds", "first backoff between retries (doubled each time, at most 60 s)"),
+    Option("usage_api_timeout_seconds", 30.0, "seconds", "per request"),
 )
 
 OPTIONS: tuple[Option, ...] = FILE_OPTIONS + ENV_OPTIONS

@@ -101,6 +101,8 @@ select
         case when x.source_format is null and json_type(x.b, '$.engine_log') = 'OBJECT'
             then 'engine log, not per-request usage: an engine''s prefix-cache hit rate also counts recomputed '
                 || '(preempted) requests, so it measures neither cross-request reuse nor billed tokens' end,
+        case when x.source_format is null and json_type(x.b, '$.usage_api_fetch_failed') = 'VARCHAR'
+            then 'usage API page not fetched: ' || (x.b ->> '$.usage_api_fetch_failed') end,  -- lib/usage_api/pages.py
         case when x.source_format is null then 'unknown shape: no recognised usage object (top-level keys: '
             || coalesce(array_to_string(json_keys(x.b)[1:12], ', '), '') || ')' end,
         x.structure_error,

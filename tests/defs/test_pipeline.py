@@ -18,7 +18,8 @@ def test_definitions_load_with_assets_jobs_schedule_and_sensors():
     assert keys == {"stage/files", "core/quarantine", "core/prices", "core/cache_minimums", "core/usage",
                     "core/usage_costs", "marts/daily_savings", "marts/prefix_families", "marts/cost_reconciliation", "marts/cache_alerts",
                     "marts/alert_deliveries", "publish/warehouse_snapshot", "publish/cache_report",
-                    "marts/whatif_routing", "marts/whatif_cache_ttl", "marts/ttft_by_family"}
+                    "marts/whatif_routing", "marts/whatif_cache_ttl", "marts/ttft_by_family",
+                    "sources/usage_api_pages"}
     for job in ("cachemeter_ingest", "cachemeter_daily", "cachemeter_publish"):
         assert loaded.resolve_job_def(job).tags["cachemeter/warehouse"] == "1"  # one run at a time (dagster.yaml)
     # on by default: the nightly schedule and the sensors that finish and watch it
@@ -29,6 +30,11 @@ def test_definitions_load_with_assets_jobs_schedule_and_sensors():
     # yesterday's usage by 06:00 UTC, in Dagster's own terms too (shown on the asset)
     freshness = loaded.resolve_asset_graph().get(dg.AssetKey(["core", "usage"])).freshness_policy
     assert (freshness.deadline_cron, freshness.lower_bound_delta) == ("0 6 * * *", timedelta(hours=24))
+    # the usage-API fetch: yesterday's partition, half an hour before staging (off without an admin key)
+    from pipelines.defs.sources.schedules import usage_api_schedule
+
+    fetch = usage_api_schedule(dg.build_schedule_context(scheduled_execution_time=datetime(2026, 11, 29, 2, 0, tzinfo=timezone.utc)))
+    assert (fetch.run_key, fetch.partition_key, usage_api_schedule.cron_schedule) == ("2026-11-28", "2026-11-28", "0 2 * * *")
     request = nightly_schedule(dg.build_schedule_context(
         scheduled_execution_time=datetime(2026, 11, 29, 2, 30, tzinfo=timezone.utc)))
     assert request.run_key == "2026-11-29T02:30" and request.partition_key is None  # stages; the sensor rebuilds

@@ -12,6 +12,7 @@ from pipelines.defs.catalog import table_spec
 from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
+from pipelines.defs.sources.assets import USAGE_API_PAGES
 from pipelines.lib import ingest, progress
 from pipelines.lib.sql import statement
 
@@ -21,7 +22,7 @@ QUARANTINE = dg.AssetKey(["core", "quarantine"])
 
 @dg.multi_asset(
     specs=[
-        dg.AssetSpec(STAGED_FILES, kinds={"duckdb"}, **table_spec(["stage", "files"])),
+        dg.AssetSpec(STAGED_FILES, kinds={"duckdb"}, deps=[USAGE_API_PAGES], **table_spec(["stage", "files"])),
         dg.AssetSpec(QUARANTINE, kinds={"duckdb"}, **table_spec(["core", "quarantine"])),
     ],
     check_specs=[checks.invariant_spec(["stage", "files"], "rows_in_equal_accepted_plus_quarantined",
