@@ -8,7 +8,8 @@
 -- {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?, "response": body} whose body is
 -- a format marked fast_lane, told apart by the general ladder in its order, every count (and a latency in
 -- ms) a plain non-negative integer below 10^12, every text a plain JSON string, the time in range and the
--- arithmetic closing. Anything else is deferred, never rejected here (tests/sql/test_fast_lane.py requires both readers' rows to be equal).
+-- arithmetic closing. Anything else is deferred, never rejected here (tests/sql/test_fast_lane.py requires
+-- both readers' rows to be equal).
 -- The reader's schema holds only the paths the ladder and the lane's formats read.
 -- Line numbers: one row per non-blank line (a malformed line is a row of nulls under ignore_errors), in file
 -- order, none filtered out: rowid + 1 is the line number when the file has no blank line (the caller checks).
