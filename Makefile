@@ -8,7 +8,7 @@ DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 DEMO_ENV := CACHEMETER_LOGS=$(CURDIR)/fixtures/demo_logs CACHEMETER_DB=$(CURDIR)/warehouse/cachemeter.duckdb \
 	CACHEMETER_PARTITIONS_START=2026-11-18 DAGSTER_HOME=$(DAGSTER_HOME)
 
-.PHONY: install demo test dagster-dev clean
+.PHONY: install demo test formats dagster-dev clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ demo: $(STAMP)
 ## Run the test suite.
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+## Regenerate the usage readers' SQL and docs/formats.md's table from pipelines/lib/formats.yaml.
+formats: $(STAMP)
+	$(BIN)/python -m pipelines.lib.format_sql
 
 ## Dagster UI and daemon (schedule and sensors on) on the demo, with the repository's dagster.yaml: http://127.0.0.1:3000
 dagster-dev: $(STAMP)

@@ -8,7 +8,9 @@ catalogue id of their model) and rejected ones to ``core.quarantine`` with a rea
 ids are then settled by a rule that does not depend on arrival order. For every file rows_in =
 accepted + quarantined. The day's rows are stored once: the daily assets read ``core.usage`` itself.
 
-The normalisation itself is set-based DuckDB SQL (``sql/ingest/file_rows__insert_normalised.sql``);
+The normalisation itself is set-based DuckDB SQL generated from the format declaration
+(``pipelines/lib/formats.yaml``, see ``pipelines/lib/format_sql.py``): ``sql/ingest/shaped_items__create.sql``,
+``sql/ingest/fields/<format>.sql``, ``validated_items__create.sql``, ``file_rows__insert_normalised.sql``.
 Python only splits files into records, describes unparseable lines, and replays block-hash traces.
 A plain JSONL file first takes the fast lane (``sql/ingest/fast_items__read_jsonl.sql``): DuckDB's
 parallel JSON reader accepts its common records outright and only the rest are read line by line.
@@ -18,12 +20,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 import zlib
 from collections.abc import Callable, Iterator
 from datetime import date, datetime, timedelta, timezone
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -32,33 +32,21 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.lib import cache_models, containers, faults, fingerprints, generations, prices
+from pipelines.lib import cache_models, containers, faults, fingerprints, formats, generations, prices
 from pipelines.lib.logfiles import (CHUNK_BYTES, HEAD_BYTES, LogFile, Unreadable, discover, duckdb_literal_path, malformed_json_excerpt,
                                    read_head, read_records, read_tail)
-from pipelines.lib.sql import statement
+from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
 DEFAULT_BLOCK_SIZE = 512  # tokens per block in Mooncake traces (FAST'25 trace README)
+# the general normaliser's stages (generated from pipelines/lib/formats.yaml by pipelines/lib/format_sql.py):
+# what each record is, its fields (one statement per format present), who it is and why it is rejected,
+# then its counts, time and checks into file_rows
+SHAPE = "ingest/shaped_items__create"
+FIELDED = "ingest/fielded_items__create"
+VALIDATE = "ingest/validated_items__create"
 NORMALISE = "ingest/file_rows__insert_normalised"
 NEWLINE = ord("\n")
-
-
-@cache
-def adapter_paths() -> dict[str, list[str]]:
-    """Each adapter's JSON paths in the normalisation SQL's field map: ``{adapter: sorted distinct paths}``.
-
-    DuckDB's multi-path ``json_extract`` needs its list as a constant (a parameter qualifies), so the
-    adapters' field map stays in the SQL file, each adapter's list is read from it and passed as
-    ``$paths_<adapter>``; an item is parsed once against its own adapter's paths only (a single list
-    of every adapter's paths cost about a quarter of the normalisation). The SQL orders each list the
-    same way (``list(distinct path order by path)``) to find a field's slot in it.
-    """
-    text = statement(NORMALISE)
-    field_map = text[text.index("field_map (source_format"):text.index("formats (source_format")]
-    paths: dict[str, set[str]] = {}
-    for adapter, path in re.findall(r"\('([a-z0-9_]+)', '[a-z0-9_]+', \d+, '(\$[^']*)'\)", field_map):
-        paths.setdefault(adapter, set()).add(path)
-    return {adapter: sorted(found) for adapter, found in paths.items()}
 
 
 @dataclass(frozen=True)
@@ -189,7 +177,6 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
     """Read and normalise ``logs`` (same defaults) in one pass and publish them in one transaction."""
     defaults = logs[0].defaults
     params = {
-        **{f"paths_{adapter}": paths for adapter, paths in adapter_paths().items()},
         "source_file": BATCH_MARKER,
         "provider": defaults.get("provider"),
         "model": defaults.get("model"),
@@ -354,10 +341,25 @@ def _normalise(conn: duckdb.DuckDBPyConnection, chunks: list[pa.Table], params: 
     chunk = pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
     conn.register("lines_in", chunk)
     try:
-        conn.execute(statement(NORMALISE), params)
+        _run(conn, SHAPE, params)
+        _run(conn, FIELDED, params)
+        present = {row[0] for row in conn.execute("select distinct source_format from shaped_items").fetchall()}
+        for name in formats.load().formats:
+            if name in present:  # each format's statement reads only its own items
+                _run(conn, f"ingest/fields/{name}", params)
+        _run(conn, VALIDATE, params)
+        _run(conn, NORMALISE, params)
         _describe_malformed(conn, chunk)
     finally:
         conn.unregister("lines_in")
+        for table in ("shaped_items", "fielded_items", "validated_items"):
+            conn.execute(f"drop table if exists {table}")
+
+
+def _run(conn: duckdb.DuckDBPyConnection, name: str, params: dict) -> None:
+    """Execute ``sql/<name>.sql`` with the parameters it names."""
+    text = statement(name)
+    conn.execute(text, params_for(text, params))
 
 
 PUBLISH = ("ingest/touched_ids__create", "ingest/pending_days__insert_batch",

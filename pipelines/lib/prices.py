@@ -33,7 +33,7 @@ from pipelines.lib.providers import PROVIDER_ALIASES
 # cachemeter provider name -> genai-prices provider id (and back)
 PROVIDER_TO_CATALOGUE = {"openai": "openai", "azure": "azure", "anthropic": "anthropic", "gemini": "google",
                          "bedrock": "aws", "deepseek": "deepseek", "xai": "x-ai", "mistral": "mistral",
-                         "cohere": "cohere", "openrouter": "openrouter"}
+                         "cohere": "cohere", "openrouter": "openrouter", "groq": "groq"}
 CATALOGUE_TO_PROVIDER = {v: k for k, v in PROVIDER_TO_CATALOGUE.items()}
 # LiteLLM-style routing prefixes ("anthropic/claude-...") that name the provider, not the model; on
 # OpenRouter the vendor prefix is part of the catalogue id and stays

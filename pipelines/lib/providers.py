@@ -24,6 +24,7 @@ PROVIDER_ALIASES: dict[str, str] = {
     "mistral": "mistral", "mistral_ai": "mistral", "mistralai": "mistral",
     "cohere": "cohere", "cohere_chat": "cohere",
     "openrouter": "openrouter",
+    "groq": "groq",
     "self_hosted": "self_hosted", "self-hosted": "self_hosted", "vllm": "self_hosted", "sglang": "self_hosted",
     "hosted_vllm": "self_hosted",
 }

@@ -1,26 +1,20 @@
--- Fast lane: normalise the common records of one JSONL file, plain or gzip ($path), straight from DuckDB's parallel
--- JSON reader into fast_items (accepted = true; read through the file_items view), and mark every other
--- line deferred for the general normaliser (file_rows__insert_normalised.sql, which reads lines one by
--- one and parses each several times).
+-- Fast lane: normalise the common records of one JSONL file, plain or gzip ($path), straight from DuckDB's
+-- parallel JSON reader into fast_items (accepted = true; read through the file_items view), and mark every
+-- other line deferred for the general normaliser (shaped_items__create.sql and the stages after it).
+-- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
+-- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
 --
--- A line takes the fast lane only when the general normaliser would accept it with these same values:
--- an envelope {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?, "response": body}
--- whose body is OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Gemini generateContent or
--- Bedrock Converse (told apart by the general normaliser's shape ladder, in its order), every count (and
--- Bedrock's metrics.latencyMs) a plain non-negative integer below 10^12 and every text a plain JSON string, the timestamp in range and
--- the arithmetic closing. Anything else (a malformed line, another format, a container or stream, a
--- logged request body, a reported cost, any value the general checks would reject or that needs its
--- conversions) is deferred, never rejected here: the general normaliser decides it, with its reason.
--- tests/sql/test_fast_lane.py runs both normalisers over the same lines and requires equal rows.
---
--- Line numbers: DuckDB yields one row per non-blank line (a malformed line is a row of nulls under
--- ignore_errors), read in parallel and kept in file order (preserve_insertion_order, DuckDB's default),
--- and this statement filters none out, so fast_items' rowid + 1 is the line number when the file has no
--- blank line; the caller checks that (it counts the file's lines) and otherwise does not use this lane.
--- (WITH ORDINALITY would number the rows too, but makes the whole scan single-threaded.)
--- Parameters: $path (glob characters escaped by logfiles.duckdb_literal_path: DuckDB reads a reader's path as a
--- pattern; for a batch of small files, the temporary file they were copied into), and $source_file, $provider, $model, $tenant, $app, $default_ts, $deployment_names,
--- $deployment_models, $earliest, $latest as for the general normaliser.
+-- A line takes the lane only when the general normaliser would accept it with the same values: an envelope
+-- {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?, "response": body} whose body is
+-- a format marked fast_lane, told apart by the general ladder in its order, every count (and a latency in
+-- ms) a plain non-negative integer below 10^12, every text a plain JSON string, the time in range and the
+-- arithmetic closing. Anything else is deferred, never rejected here (tests/sql/test_fast_lane.py requires
+-- both readers' rows to be equal).
+-- The reader's schema holds only the paths the ladder and the lane's formats read.
+-- Line numbers: one row per non-blank line (a malformed line is a row of nulls under ignore_errors), in file
+-- order, none filtered out: rowid + 1 is the line number when the file has no blank line (the caller checks).
+-- Parameters: $path (glob characters escaped by logfiles.duckdb_literal_path), $provider, $model, $tenant, $app,
+-- $default_ts, $deployment_names, $deployment_models, $earliest, $latest as for the general normaliser.
 create or replace temp table fast_items as
 with
 src as (
@@ -32,138 +26,129 @@ src as (
         -- keys that make a line a container or a stream for pipelines/lib/containers.py
         resourceSpans: 'JSON', object: 'JSON', data: 'JSON', starting_at: 'JSON', results: 'JSON',
         stream_events: 'JSON', response_sse: 'JSON', meta: 'JSON', has_more: 'JSON', next_page: 'JSON',
+        -- <generated response_struct: the body's keys the ladder and the fast-lane formats read>
         response: 'STRUCT(
-            stream_error JSON, hash_ids JSON, span_attributes JSON, otel_span JSON, "input" JSON, meta_info JSON,
-            spend JSON, usageDetails JSON, usage_details JSON, usage_metadata JSON, providerMetadata JSON,
-            num_model_requests JSON, object JSON, input_uncached_tokens JSON, uncached_input_tokens JSON,
-            "type" JSON, _stream JSON, provider JSON,
-            id JSON, model JSON, created JSON, created_at JSON, responseId JSON, modelVersion JSON, createTime JSON,
-            service_tier JSON, metrics STRUCT(latencyMs JSON),
             usage STRUCT(
-                prompt_tokens JSON, completion_tokens JSON, input_tokens JSON, output_tokens JSON,
-                cache_read_input_tokens JSON, cache_creation_input_tokens JSON, inputTokens JSON, outputTokens JSON,
-                cacheReadInputTokens JSON, cacheWriteInputTokens JSON, prompt_cache_hit_tokens JSON, billed_units JSON,
-                promptTokens JSON, service_tier JSON, cost JSON, cost_details JSON, is_byok JSON,
-                prompt_tokens_details STRUCT(cached_tokens JSON, cache_write_tokens JSON, cache_creation_tokens JSON),
-                completion_tokens_details STRUCT(reasoning_tokens JSON),
-                input_tokens_details STRUCT(cached_tokens JSON, cache_write_tokens JSON),
-                output_tokens_details STRUCT(reasoning_tokens JSON, thinking_tokens JSON),
-                cache_creation STRUCT(ephemeral_5m_input_tokens JSON, ephemeral_1h_input_tokens JSON)),
+                prompt_tokens JSON,
+                prompt_tokens_details STRUCT(
+                    cached_tokens JSON, cache_write_tokens JSON, cache_creation_tokens JSON),
+                cache_read_input_tokens JSON, cache_creation_input_tokens JSON, completion_tokens JSON,
+                completion_tokens_details STRUCT(
+                    reasoning_tokens JSON),
+                cost JSON,
+                cost_details STRUCT(
+                    upstream_inference_cost JSON),
+                is_byok JSON, input_tokens JSON,
+                input_tokens_details STRUCT(
+                    cached_tokens JSON, cache_write_tokens JSON),
+                output_tokens JSON,
+                output_tokens_details STRUCT(
+                    reasoning_tokens JSON, thinking_tokens JSON),
+                cache_creation STRUCT(
+                    ephemeral_5m_input_tokens JSON, ephemeral_1h_input_tokens JSON),
+                service_tier JSON, inputTokens JSON, cacheReadInputTokens JSON, cacheWriteInputTokens JSON,
+                outputTokens JSON, prompt_cache_hit_tokens JSON, billed_units JSON, promptTokens JSON),
+            model JSON, id JSON, created JSON, service_tier JSON, provider JSON, created_at JSON,
             usageMetadata STRUCT(
                 promptTokenCount JSON, toolUsePromptTokenCount JSON, cachedContentTokenCount JSON,
-                candidatesTokenCount JSON, thoughtsTokenCount JSON, serviceTier JSON))'
+                candidatesTokenCount JSON, thoughtsTokenCount JSON, serviceTier JSON),
+            modelVersion JSON, responseId JSON, createTime JSON,
+            metrics STRUCT(
+                latencyMs JSON),
+            x_groq JSON, object JSON, "type" JSON, _stream JSON, stream_error JSON, hash_ids JSON,
+            input_length JSON, otel_span JSON, span_attributes JSON, "input" JSON, meta_info JSON, spend JSON,
+            usageDetails JSON, usage_details JSON, usage_metadata JSON, providerMetadata JSON,
+            num_model_requests JSON, input_uncached_tokens JSON, uncached_input_tokens JSON, starting_at JSON,
+            cache_read_input_tokens JSON, cache_creation JSON)'
+        -- </generated>
     })
-),
-declared as (
-    select *, coalesce(lower(plain_json_text(provider)), lower($provider)) as declared_provider from src
 ),
 shaped as (
     select
         s.*,
-        -- the general normaliser's shape ladder (its `shaped` CTE) in the same order; null = defer
+        coalesce(lower(plain_json_text(s.provider)), lower($provider)) as declared_provider,
+        -- the general normaliser's ladder in its order; null = defer
         case
             when s.response is null or s.custom_id is not null or s.spend is not null or s.request is not null
                  or coalesce(s.resourceSpans, s.object, s.data, s.starting_at, s.results, s.stream_events,
                              s.response_sse, s.meta, s.has_more, s.next_page) is not null then null
-            when s.response.stream_error is not null or s.response.hash_ids is not null or s.response._stream is not null then null
+            when s.response._stream is not null then null
+            -- <generated ladder: the general ladder; a rung of another format defers the line>
+            when s.response.stream_error is not null
+                 or (s.response.hash_ids is not null and s.response.input_length is not null) then null
             when s.response.usageMetadata is not null then 'gemini_generate_content'
-            when s.response.span_attributes is not null or s.response.otel_span is not null then null
+            when (s.response.otel_span is not null or s.response.span_attributes is not null)
+                 or s.response.otel_span is not null then null
             when s.response.usage.inputTokens is not null then 'bedrock_converse'
-            when coalesce(s.response."input", s.response.usage.prompt_cache_hit_tokens, s.response.usage.billed_units,
-                          s.response.meta_info, s.response.spend, s.response.usageDetails, s.response.usage_details,
-                          s.response.usage_metadata, s.response.usage.promptTokens, s.response.providerMetadata,
-                          s.response.num_model_requests, s.response.input_uncached_tokens,
-                          s.response.uncached_input_tokens) is not null then null
-            when contains(coalesce(s.response.object::varchar, '') || coalesce(s.response."type"::varchar, ''), '\') then null
-            when s.response.object = '"organization.usage.completions.result"' then null
+            when s.response."input" is not null
+                 or s.response.usage.prompt_cache_hit_tokens is not null
+                 or s.response.usage.billed_units is not null
+                 or s.response.meta_info is not null
+                 or s.response.spend is not null
+                 or (s.response.usageDetails is not null or s.response.usage_details is not null)
+                 or s.response.usage_metadata is not null
+                 or (s.response.usage.promptTokens is not null and s.response.providerMetadata is not null)
+                 or s.response.usage.promptTokens is not null
+                 or contains(coalesce(s.response.object::varchar, '') || coalesce(s.response."type"::varchar, ''), '\')
+                 or ((s.response.num_model_requests is not null or s.response.object = '"organization.usage.completions.result"') and s.response.input_uncached_tokens is not null)
+                 or (s.response.num_model_requests is not null or s.response.object = '"organization.usage.completions.result"')
+                 or (s.response.uncached_input_tokens is not null and (s.response.starting_at is not null or s.response.cache_read_input_tokens is not null or s.response.cache_creation is not null))
+                 or s.response.uncached_input_tokens is not null then null
+            when json_type(s.response.x_groq) = 'OBJECT' and s.response.usage.prompt_tokens is not null then 'groq_chat'
             when s.response.usage.prompt_tokens is not null then 'openai_chat'
             when s.response.usage.input_tokens is null then null
             when s.response.object = '"response"' or s.response.usage.input_tokens_details is not null then 'openai_responses'
-            when s.response."type" = '"message"' or s.response.usage.cache_read_input_tokens is not null
-                 or s.response.usage.cache_creation_input_tokens is not null then 'anthropic_messages'
-            when s.declared_provider = 'anthropic' then 'anthropic_messages'
-            when s.declared_provider in ('openai', 'azure', 'azure_openai') then 'openai_responses'
+            when s.response."type" = '"message"' or s.response.usage.cache_read_input_tokens is not null or s.response.usage.cache_creation_input_tokens is not null then 'anthropic_messages'
+            when coalesce(lower(plain_json_text(s.provider)), lower($provider)) in ('anthropic') then 'anthropic_messages'
+            when coalesce(lower(plain_json_text(s.provider)), lower($provider)) in ('openai', 'azure', 'azure_openai') then 'openai_responses'
+            -- </generated>
         end as source_format
-    from declared s
+    from src s
 ),
 picked as (
-    -- each field's raw JSON value where the field map (general normaliser) reads it for this adapter
+    -- each field's raw JSON value where the declaration reads it for this format
     select
-        s.source_format, s.declared_provider, s.ts as env_ts, s.provider as env_provider, s.model as env_model,
-        s.tenant as env_tenant, s.app as env_app, s.request_id as env_request_id, s.id as env_id, s.prefix_hash,
-        s.reported_cost_usd, s.provider is not null and plain_json_text(s.provider) is null as bad_provider,
-        s.response.provider as body_provider,
-        s.response.usage.cost is not null or s.response.usage.cost_details is not null or s.response.usage.is_byok is not null
-            as has_cost,
-        case s.source_format
-            when 'openai_chat' then s.response.usage.prompt_tokens
-            when 'openai_responses' then s.response.usage.input_tokens
-            when 'gemini_generate_content' then s.response.usageMetadata.promptTokenCount
-        end as v_prompt,
+        s.source_format, s.declared_provider, s.ts as env_ts, s.model as env_model, s.tenant as env_tenant,
+        s.app as env_app, s.request_id as env_request_id, s.id as env_id, s.prefix_hash, s.reported_cost_usd,
+        s.provider is not null and plain_json_text(s.provider) is null as bad_provider,
+        -- <generated picked: each field's alternatives, then the format's convention and options>
+        case when s.source_format in ('openai_chat', 'groq_chat') then s.response.usage.prompt_tokens when s.source_format = 'openai_responses' then s.response.usage.input_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.promptTokenCount end as v_prompt,
         case when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.toolUsePromptTokenCount end as v_extra_prompt,
-        case s.source_format
-            when 'anthropic_messages' then s.response.usage.input_tokens
-            when 'bedrock_converse' then s.response.usage.inputTokens
-        end as v_uncached,
-        case s.source_format
-            when 'openai_chat' then coalesce(s.response.usage.prompt_tokens_details.cached_tokens, s.response.usage.cache_read_input_tokens)
-            when 'openai_responses' then s.response.usage.input_tokens_details.cached_tokens
-            when 'anthropic_messages' then s.response.usage.cache_read_input_tokens
-            when 'gemini_generate_content' then s.response.usageMetadata.cachedContentTokenCount
-            when 'bedrock_converse' then s.response.usage.cacheReadInputTokens
-        end as v_read,
-        case s.source_format
-            when 'openai_chat' then coalesce(s.response.usage.prompt_tokens_details.cache_write_tokens,
-                                             s.response.usage.cache_creation_input_tokens,
-                                             s.response.usage.prompt_tokens_details.cache_creation_tokens)
-            when 'openai_responses' then s.response.usage.input_tokens_details.cache_write_tokens
-            when 'anthropic_messages' then s.response.usage.cache_creation_input_tokens
-            when 'bedrock_converse' then s.response.usage.cacheWriteInputTokens
-        end as v_write,
+        case when s.source_format = 'anthropic_messages' then s.response.usage.input_tokens when s.source_format = 'bedrock_converse' then s.response.usage.inputTokens end as v_uncached,
+        case when s.source_format = 'openai_chat' then coalesce(s.response.usage.prompt_tokens_details.cached_tokens, s.response.usage.cache_read_input_tokens) when s.source_format = 'groq_chat' then s.response.usage.prompt_tokens_details.cached_tokens when s.source_format = 'openai_responses' then s.response.usage.input_tokens_details.cached_tokens when s.source_format = 'anthropic_messages' then s.response.usage.cache_read_input_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.cachedContentTokenCount when s.source_format = 'bedrock_converse' then s.response.usage.cacheReadInputTokens end as v_read,
+        case when s.source_format = 'openai_chat' then coalesce(s.response.usage.prompt_tokens_details.cache_write_tokens, s.response.usage.cache_creation_input_tokens, s.response.usage.prompt_tokens_details.cache_creation_tokens) when s.source_format = 'openai_responses' then s.response.usage.input_tokens_details.cache_write_tokens when s.source_format = 'anthropic_messages' then s.response.usage.cache_creation_input_tokens when s.source_format = 'bedrock_converse' then s.response.usage.cacheWriteInputTokens end as v_write,
         case when s.source_format = 'anthropic_messages' then s.response.usage.cache_creation.ephemeral_5m_input_tokens end as v_write_5m,
         case when s.source_format = 'anthropic_messages' then s.response.usage.cache_creation.ephemeral_1h_input_tokens end as v_write_1h,
-        case s.source_format
-            when 'openai_chat' then s.response.usage.completion_tokens
-            when 'openai_responses' then s.response.usage.output_tokens
-            when 'anthropic_messages' then s.response.usage.output_tokens
-            when 'gemini_generate_content' then s.response.usageMetadata.candidatesTokenCount
-            when 'bedrock_converse' then s.response.usage.outputTokens
-        end as v_output,
+        case when s.source_format in ('openai_chat', 'groq_chat') then s.response.usage.completion_tokens when s.source_format in ('openai_responses', 'anthropic_messages') then s.response.usage.output_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.candidatesTokenCount when s.source_format = 'bedrock_converse' then s.response.usage.outputTokens end as v_output,
         case when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.thoughtsTokenCount end as v_output_extra,
-        case s.source_format
-            when 'openai_chat' then s.response.usage.completion_tokens_details.reasoning_tokens
-            when 'openai_responses' then s.response.usage.output_tokens_details.reasoning_tokens
-            when 'anthropic_messages' then s.response.usage.output_tokens_details.thinking_tokens
-            when 'gemini_generate_content' then s.response.usageMetadata.thoughtsTokenCount
-        end as v_reasoning,
-        case when s.source_format = 'gemini_generate_content' then coalesce(s.response.modelVersion, s.response.model)
-             when s.source_format <> 'bedrock_converse' then s.response.model end as v_model,
-        case when s.source_format = 'gemini_generate_content' then s.response.responseId
-             when s.source_format <> 'bedrock_converse' then s.response.id end as v_id,
-        case s.source_format
-            when 'openai_chat' then s.response.created
-            when 'openai_responses' then s.response.created_at
-        end as v_epoch,
+        case when s.source_format = 'openai_chat' then s.response.usage.completion_tokens_details.reasoning_tokens when s.source_format = 'openai_responses' then s.response.usage.output_tokens_details.reasoning_tokens when s.source_format = 'anthropic_messages' then s.response.usage.output_tokens_details.thinking_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.thoughtsTokenCount end as v_reasoning,
+        case when s.source_format in ('openai_chat', 'groq_chat', 'openai_responses', 'anthropic_messages') then s.response.model when s.source_format = 'gemini_generate_content' then coalesce(s.response.modelVersion, s.response.model) end as v_model,
+        case when s.source_format in ('openai_chat', 'groq_chat', 'openai_responses', 'anthropic_messages') then s.response.id when s.source_format = 'gemini_generate_content' then s.response.responseId end as v_id,
         case when s.source_format = 'gemini_generate_content' then s.response.createTime end as v_iso,
-        case s.source_format
-            when 'openai_chat' then s.response.service_tier
-            when 'openai_responses' then s.response.service_tier
-            when 'anthropic_messages' then s.response.usage.service_tier
-            when 'gemini_generate_content' then s.response.usageMetadata.serviceTier
-        end as v_tier,
-        case when s.source_format = 'bedrock_converse' then s.response.metrics.latencyMs end as v_latency_ms
+        case when s.source_format in ('openai_chat', 'openai_responses') then s.response.service_tier when s.source_format = 'anthropic_messages' then s.response.usage.service_tier when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.serviceTier end as v_tier,
+        case when s.source_format in ('openai_chat', 'groq_chat') then s.response.created when s.source_format = 'openai_responses' then s.response.created_at end as v_epoch,
+        case when s.source_format = 'bedrock_converse' then s.response.metrics.latencyMs end as v_latency_ms,
+        case when s.source_format = 'openai_chat' then s.response.provider end as body_upstream,
+        coalesce(case s.source_format when 'openai_chat' then s.response.usage.cost is not null or s.response.usage.cost_details.upstream_inference_cost is not null or s.response.usage.is_byok is not null when 'openai_responses' then s.response.usage.cost is not null end, false) as unsupported,
+        case when s.source_format in ('groq_chat') then 'groq' when s.source_format in ('openai_responses') then 'openai' when s.source_format in ('anthropic_messages') then 'anthropic' when s.source_format in ('gemini_generate_content') then 'gemini' when s.source_format in ('bedrock_converse') then 'bedrock' end as inferred_provider,
+        case when s.source_format in ('openai_chat') then 'openai' end as default_provider,
+        s.source_format in ('anthropic_messages', 'bedrock_converse') as additive,
+        s.source_format in ('gemini_generate_content') as output_optional,
+        s.source_format in ('gemini_generate_content') as reasoning_may_exceed_output
+        -- </generated>
     from shaped s
 ),
 valued as (
     select
         p.*,
-        plain_count(p.v_prompt) as n_prompt_field, plain_count(p.v_extra_prompt) as n_extra_prompt,
-        plain_count(p.v_uncached) as n_uncached_field, plain_count(p.v_read) as n_read_field,
-        plain_count(p.v_write) as n_write_field, plain_count(p.v_write_5m) as n_write_5m_field,
-        plain_count(p.v_write_1h) as n_write_1h_field, plain_count(p.v_output) as n_output_field,
-        plain_count(p.v_output_extra) as n_output_extra, plain_count(p.v_reasoning) as n_reasoning,
-        plain_json_text(p.v_model) as body_model, plain_json_text(p.v_id) as body_id,
-        plain_json_text(p.v_iso) as body_iso, plain_json_text(p.v_tier) as body_tier,
+        -- <generated valued>
+        plain_count(p.v_prompt) as n_prompt, plain_count(p.v_extra_prompt) as n_extra_prompt, plain_count(p.v_uncached) as n_uncached,
+        plain_count(p.v_read) as n_read, plain_count(p.v_write) as n_write, plain_count(p.v_write_5m) as n_write_5m,
+        plain_count(p.v_write_1h) as n_write_1h, plain_count(p.v_output) as n_output, plain_count(p.v_output_extra) as n_output_extra,
+        plain_count(p.v_reasoning) as n_reasoning, plain_count(p.v_latency_ms) as n_latency_ms,
+        plain_json_text(p.v_model) as t_model, plain_json_text(p.v_id) as t_id, plain_json_text(p.v_iso) as t_iso,
+        plain_json_text(p.v_tier) as t_tier,
+        -- </generated>
         plain_json_text(p.env_model) as s_env_model, plain_json_text(p.env_tenant) as s_env_tenant,
         plain_json_text(p.env_app) as s_env_app, plain_json_text(p.env_request_id) as s_env_request_id,
         plain_json_text(p.env_id) as s_env_id, plain_json_text(p.prefix_hash) as s_prefix_hash,
@@ -174,41 +159,31 @@ resolved as (
     select
         v.*,
         -- every value present is plain: a count is a non-negative integer below 10^12, a text a JSON string
-        not v.bad_provider and not v.has_cost and v.reported_cost_usd is null
-            and (v.v_prompt is null or v.n_prompt_field < 1000000000000)
-            and (v.v_extra_prompt is null or v.n_extra_prompt < 1000000000000)
-            and (v.v_uncached is null or v.n_uncached_field < 1000000000000)
-            and (v.v_read is null or v.n_read_field < 1000000000000)
-            and (v.v_write is null or v.n_write_field < 1000000000000)
-            and (v.v_write_5m is null or v.n_write_5m_field < 1000000000000)
-            and (v.v_write_1h is null or v.n_write_1h_field < 1000000000000)
-            and (v.v_output is null or v.n_output_field < 1000000000000)
-            and (v.v_output_extra is null or v.n_output_extra < 1000000000000)
-            and (v.v_reasoning is null or v.n_reasoning < 1000000000000)
-            and (v.v_latency_ms is null or plain_count(v.v_latency_ms) < 1000000000000)
-            and (v.v_model is null or v.body_model is not null)
-            and (v.v_id is null or v.body_id is not null)
-            and (v.v_iso is null or v.body_iso is not null)
-            and (v.v_tier is null or v.body_tier is not null)
-            and (v.env_model is null or v.s_env_model is not null)
-            and (v.env_tenant is null or v.s_env_tenant is not null)
-            and (v.env_app is null or v.s_env_app is not null)
-            and (v.env_request_id is null or v.s_env_request_id is not null)
-            and (v.env_id is null or v.s_env_id is not null)
-            and (v.prefix_hash is null or v.s_prefix_hash is not null)
+        not v.bad_provider and not v.unsupported and v.reported_cost_usd is null
+            -- <generated plain_checks>
+            and (v.v_prompt is null or v.n_prompt < 1000000000000) and (v.v_extra_prompt is null or v.n_extra_prompt < 1000000000000)
+            and (v.v_uncached is null or v.n_uncached < 1000000000000) and (v.v_read is null or v.n_read < 1000000000000)
+            and (v.v_write is null or v.n_write < 1000000000000) and (v.v_write_5m is null or v.n_write_5m < 1000000000000)
+            and (v.v_write_1h is null or v.n_write_1h < 1000000000000) and (v.v_output is null or v.n_output < 1000000000000)
+            and (v.v_output_extra is null or v.n_output_extra < 1000000000000) and (v.v_reasoning is null or v.n_reasoning < 1000000000000)
+            and (v.v_latency_ms is null or v.n_latency_ms < 1000000000000)
+            and (v.v_model is null or v.t_model is not null) and (v.v_id is null or v.t_id is not null)
+            and (v.v_iso is null or v.t_iso is not null) and (v.v_tier is null or v.t_tier is not null)
+            -- </generated>
+            and (v.env_model is null or v.s_env_model is not null) and (v.env_tenant is null or v.s_env_tenant is not null)
+            and (v.env_app is null or v.s_env_app is not null) and (v.env_request_id is null or v.s_env_request_id is not null)
+            and (v.env_id is null or v.s_env_id is not null) and (v.prefix_hash is null or v.s_prefix_hash is not null)
             as values_plain,
         coalesce(
-            case when list_contains($deployment_names::varchar[], coalesce(v.s_env_model, v.body_model, $model))
-                 then ($deployment_models::varchar[])[list_position($deployment_names::varchar[], coalesce(v.s_env_model, v.body_model, $model))] end,
-            v.s_env_model, v.body_model, $model) as model_reported,
-        case v.source_format when 'openai_responses' then 'openai' when 'anthropic_messages' then 'anthropic'
-             when 'gemini_generate_content' then 'gemini' when 'bedrock_converse' then 'bedrock' end as inferred_provider,
+            case when list_contains($deployment_names::varchar[], coalesce(v.s_env_model, v.t_model, $model))
+                 then ($deployment_models::varchar[])[list_position($deployment_names::varchar[], coalesce(v.s_env_model, v.t_model, $model))] end,
+            v.s_env_model, v.t_model, $model) as model_reported,
         -- the envelope's time (ISO-8601 text or whole epoch seconds), else the body's, else source.yaml's
         case
             when v.env_ts is not null then coalesce(try_cast(v.s_env_ts as timestamptz),
                                                     try(to_timestamp(plain_count(v.env_ts)::double)))
             when v.v_epoch is not null then try(to_timestamp(plain_count(v.v_epoch)::double))
-            when v.v_iso is not null then try_cast(v.body_iso as timestamptz)
+            when v.v_iso is not null then try_cast(v.t_iso as timestamptz)
             when $default_ts is not null then try_cast($default_ts as timestamptz)
         end as ts,
         -- the conversions the general normaliser makes of other time values are left to it
@@ -224,69 +199,59 @@ counted as (
             case
                 when r.declared_provider is not null then null
                 when r.inferred_provider is not null then r.inferred_provider
-                when r.body_provider like '"%' and r.model_reported like '%/%' then 'openrouter'
-                else coalesce(provider_of_model(r.model_reported), 'openai')
+                when r.body_upstream like '"%' and r.model_reported like '%/%' then 'openrouter'
+                else coalesce(provider_of_model(r.model_reported), r.default_provider)
             end
         ) as provider,
-        r.n_prompt_field + coalesce(r.n_extra_prompt, 0) as n_prompt_reported,
-        coalesce(r.n_read_field, 0) as n_read,
-        case when r.v_write_5m is not null or r.v_write_1h is not null
-             then coalesce(r.n_write_5m_field, 0) else coalesce(r.n_write_field, 0) end as n_write_5m,
-        coalesce(r.n_write_1h_field, 0) as n_write_1h
+        r.n_prompt + coalesce(r.n_extra_prompt, 0) as n_prompt_reported,
+        coalesce(r.n_read, 0) as n_read_all,
+        cache_write_5m_of(r.n_write_5m, r.n_write_1h, r.n_write) as n_write_5m_all,
+        coalesce(r.n_write_1h, 0) as n_write_1h_all
     from resolved r
 ),
 classed as (
     select
         c.*,
-        c.source_format in ('anthropic_messages', 'bedrock_converse') as additive,
-        case when c.source_format in ('anthropic_messages', 'bedrock_converse') then c.n_uncached_field
-             else c.n_prompt_reported - c.n_read - c.n_write_5m - c.n_write_1h end as n_uncached,
-        case when c.source_format in ('anthropic_messages', 'bedrock_converse')
-             then c.n_uncached_field + c.n_read + c.n_write_5m + c.n_write_1h else c.n_prompt_reported end as n_prompt,
-        coalesce(c.n_output_field, 0) + coalesce(c.n_output_extra, 0)
-            + case when c.source_format = 'openai_chat' and c.provider = 'xai' then coalesce(c.n_reasoning, 0) else 0 end
-            as n_output
+        -- the token classes as the general normaliser computes them (sql/macros/token_classes.sql)
+        uncached_input_of(c.additive, c.n_prompt_reported, c.n_uncached, c.n_read_all, c.n_write_5m_all, c.n_write_1h_all)
+            as n_uncached_all,
+        whole_prompt_of(c.additive, c.n_prompt_reported, c.n_uncached, c.n_read_all, c.n_write_5m_all, c.n_write_1h_all)
+            as n_prompt_all,
+        output_of(c.n_output, c.n_output_extra, c.n_reasoning,
+            -- <generated reasoning_beside: the formats and providers reporting reasoning beside the output count>
+            (c.source_format = 'openai_chat' and c.provider in ('xai'))
+            -- </generated>
+        ) as n_output_all
     from counted c
-),
-final as (
-    select
-        c.source_format,
-        coalesce(c.source_format is not null and c.values_plain and c.time_plain and c.provider is not null
-            and (c.n_prompt_field is not null or c.additive)
-            and (c.n_uncached_field is not null or not c.additive)
-            and (c.n_output_field is not null or c.source_format = 'gemini_generate_content')
-            and c.ts is not null and isfinite(c.ts) and c.ts >= timestamptz '2000-01-01 00:00:00+00'
-            and c.ts >= $earliest::timestamptz and c.ts <= $latest::timestamptz
-            and c.n_uncached >= 0
-            and not (c.v_write is not null and (c.v_write_5m is not null or c.v_write_1h is not null)
-                     and c.n_write_5m + c.n_write_1h <> c.n_write_field)
-            and not coalesce(c.n_reasoning > c.n_output and c.source_format <> 'gemini_generate_content', false),
-            false) as accepted,
-        -- null: the line number's id (the file_items view builds it)
-        coalesce(c.s_env_request_id, c.s_env_id, c.body_id) as request_id,
-        c.ts,
-        c.provider,
-        c.model_reported as model,
-        coalesce(c.s_env_tenant, $tenant, 'default') as tenant,
-        coalesce(c.s_env_app, $app, 'default') as app,
-        c.body_tier as service_tier,
-        case when c.s_prefix_hash is not null then 'key:' || md5(c.s_prefix_hash)[1:16]
-             else 'series:' || md5(concat_ws('|', c.provider, c.model_reported, coalesce(c.s_env_tenant, $tenant, 'default'),
-                                             coalesce(c.s_env_app, $app, 'default')))[1:16]
-        end as prefix_family,
-        c.n_prompt as prompt_tokens,
-        c.n_uncached as uncached_input_tokens,
-        c.n_read as cache_read_tokens,
-        c.n_write_5m as cache_write_5m_tokens,
-        c.n_write_1h as cache_write_1h_tokens,
-        c.n_output as output_tokens,
-        c.n_reasoning as reasoning_tokens,
-        1 as request_count,
-        c.n_prompt as tier_prompt_tokens,
-        -- Bedrock Converse metrics.latencyMs, whole ms (any other spelling is left to the general normaliser)
-        plain_count(c.v_latency_ms)::decimal(18, 3) as latency_ms,
-        null::decimal(18, 3) as ttft_ms,
-        null::varchar as latency_issue
-    from classed c
 )
-select * from final;
+select
+    c.source_format,
+    coalesce(c.source_format is not null and c.values_plain and c.time_plain and c.provider is not null
+        and (c.n_prompt is not null or c.additive)
+        and (c.n_uncached is not null or not c.additive)
+        and (c.n_output is not null or c.output_optional)
+        and c.ts is not null and isfinite(c.ts) and c.ts >= timestamptz '2000-01-01 00:00:00+00'
+        and c.ts >= $earliest::timestamptz and c.ts <= $latest::timestamptz
+        and c.n_uncached_all >= 0
+        and not (c.v_write is not null and (c.v_write_5m is not null or c.v_write_1h is not null)
+                 and c.n_write_5m_all + c.n_write_1h_all <> c.n_write)
+        and not coalesce(c.n_reasoning > c.n_output_all and not c.reasoning_may_exceed_output, false),
+        false) as accepted,
+    -- null: the line number's id (the file_items view builds it)
+    coalesce(c.s_env_request_id, c.s_env_id, c.t_id) as request_id,
+    c.ts,
+    c.provider,
+    c.model_reported as model,
+    coalesce(c.s_env_tenant, $tenant, 'default') as tenant,
+    coalesce(c.s_env_app, $app, 'default') as app,
+    c.t_tier as service_tier,
+    case when c.s_prefix_hash is not null then 'key:' || md5(c.s_prefix_hash)[1:16]
+         else 'series:' || md5(concat_ws('|', c.provider, c.model_reported, coalesce(c.s_env_tenant, $tenant, 'default'),
+                                         coalesce(c.s_env_app, $app, 'default')))[1:16]
+    end as prefix_family,
+    c.n_prompt_all as prompt_tokens, c.n_uncached_all as uncached_input_tokens, c.n_read_all as cache_read_tokens,
+    c.n_write_5m_all as cache_write_5m_tokens, c.n_write_1h_all as cache_write_1h_tokens, c.n_output_all as output_tokens,
+    c.n_reasoning as reasoning_tokens, 1 as request_count, c.n_prompt_all as tier_prompt_tokens,
+    -- whole ms (Bedrock Converse metrics.latencyMs); any other latency field is left to the general normaliser
+    c.n_latency_ms::decimal(18, 3) as latency_ms, null::decimal(18, 3) as ttft_ms, null::varchar as latency_issue
+from classed c;

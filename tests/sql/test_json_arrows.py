@@ -21,7 +21,7 @@ MISPARSED_LEFT = {"CONJUNCTION_AND", "CONJUNCTION_OR", "OPERATOR_NOT", "OPERATOR
                   "COMPARE_LESSTHAN", "COMPARE_GREATERTHAN", "COMPARE_LESSTHANOREQUALTO",
                   "COMPARE_GREATERTHANOREQUALTO", "COMPARE_DISTINCT_FROM", "COMPARE_NOT_DISTINCT_FROM"}
 # what json_serialize_sql (SELECT only) cannot take: an insert's target, a table's or a scalar macro's head
-HEAD = re.compile(r"^\s*(insert\s+into\s+[\w.]+(\s*\([^)]*\))?|create\s+(or\s+replace\s+)?(temp\w*\s+)?table\s+[\w.]+\s+as"
+HEAD = re.compile(r"^\s*(insert\s+into\s+[\w.]+(\s+by\s+name)?(\s*\([^)]*\))?|create\s+(or\s+replace\s+)?(temp\w*\s+)?table\s+[\w.]+\s+as"
                   r"|create\s+(or\s+replace\s+)?(temp\w*\s+)?macro\s+[\w.]+\s*\([^)]*\)\s+as(\s+table)?)", re.I)
 
 

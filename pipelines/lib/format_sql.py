@@ -1,0 +1,538 @@
+"""Generate the usage readers' SQL and the adapter table of docs/formats.md from ``formats.yaml``.
+
+``python -m pipelines.lib.format_sql`` (or ``make formats``) writes every generated file; ``--check``
+lists the files that differ from what the declaration generates and exits 1 (``tests/lib/test_format_sql.py``
+fails the same way). Generated SQL is committed, so it stays readable and reviewable:
+
+* ``sql/ingest/fields/<format>.sql`` (whole files) and ``sql/ingest/fielded_items__create.sql``: stage 2
+  of the general normaliser, one statement per format over only its own items (so no cast ever sees
+  another format's values), reading the format's declared paths by name (``json_transform`` into a
+  struct; an explicit JSON null reads as absent) and adding its convention and non-default options as
+  columns, which the shared stages read;
+* regions between ``-- <generated NAME>`` and ``-- </generated>`` in hand-written files: the probe
+  struct and shape ladder of ``shaped_items__create.sql`` (stage 1), the token checks of
+  ``validated_items__create.sql`` (stage 3), and of the fast lane ``fast_items__read_jsonl.sql`` its
+  ``read_json`` schema (only the paths the ladder and the fast-lane formats read), ladder, field picks
+  and format options; stage 4 (``file_rows__insert_normalised.sql``) names no format at all;
+* the table between the ``formats-table`` markers of ``docs/formats.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+from pipelines.lib import formats as declared
+from pipelines.lib.formats import Declaration, Format
+
+REPO = Path(__file__).resolve().parents[2]
+HEADER = ("-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;\n"
+          "-- edit the declaration and regenerate.\n")
+# hand-written SQL files with regions the generator fills in place (-- <generated NAME> ... -- </generated>)
+FILLED = ("sql/ingest/shaped_items__create.sql", "sql/ingest/validated_items__create.sql", "sql/ingest/fast_items__read_jsonl.sql")
+EXTRA_PROBES = (("_stream",),)  # a folded stream's marker (pipelines/lib/containers.py), read beside the ladder
+# the fields the fast lane reads itself (any other field of a fast-lane format defers the line when present)
+LANE_COUNTS = ("prompt", "extra_prompt", "uncached", "read", "write", "write_5m", "write_1h", "output", "output_extra",
+               "reasoning")
+LANE_TEXTS = ("model", "id", "iso", "tier")
+LANE_JSON = ("epoch",)
+LANE_MS = ("latency_ms",)  # whole milliseconds, read and checked as a count (any other latency field defers)
+_SIMPLE = re.compile(r"^[a-z_][a-z0-9_]*$", re.IGNORECASE)
+_RESERVED = {"input", "type", "order", "group", "default", "end", "from", "select", "where", "table", "result"}
+DOCS_START = "<!-- formats-table: generated from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql` -->"
+DOCS_END = "<!-- /formats-table -->"
+
+
+# ---- paths as struct types and references ---------------------------------------------------------
+
+def trie(paths, struct_wins: bool = False) -> dict:
+    """Nested dict of keys in first-seen order (None = a JSON leaf). A path that is also a prefix of
+    another is a leaf (its children are read from it with ``->``), or a struct when ``struct_wins``."""
+    root: dict = {}
+    for path in dict.fromkeys(paths):
+        node = root
+        for depth, key in enumerate(path):
+            last = depth == len(path) - 1
+            if last:
+                if key not in node or (node[key] is not None and not struct_wins):
+                    node[key] = None
+                break
+            if key in node and node[key] is None:
+                if not struct_wins:
+                    break
+                node[key] = {}
+            node = node.setdefault(key, {})
+    return root
+
+
+def ident(key: str) -> str:
+    return key if _SIMPLE.match(key) and key.lower() not in _RESERVED else '"' + key.replace('"', '""') + '"'
+
+
+def transform_type(node: dict) -> str:
+    """json_transform structure (JSON text) of a trie, as a SQL string body (quotes doubled)."""
+    def build(n):
+        return {k: ("JSON" if v is None else build(v)) for k, v in n.items()}
+    return json.dumps(build(node), separators=(",", ":")).replace("'", "''")
+
+
+def struct_type(node: dict, indent: str = "", width: int = 104) -> str:
+    """DuckDB STRUCT type of a trie, for read_json's columns (members wrapped at ``width``)."""
+    parts = [f"{ident(k)} JSON" if v is None else f"{ident(k)} {struct_type(v, indent + '    ', width)}" for k, v in node.items()]
+    lines, current = [], ""
+    for part in parts:
+        if "\n" in part or (current and len(indent) + 4 + len(current) + len(part) + 2 > width):
+            if current:
+                lines.append(current)
+            current = ""
+        current = f"{current}, {part}" if current else part
+        if "\n" in part:
+            lines.append(current)
+            current = ""
+    if current:
+        lines.append(current)
+    return "STRUCT(\n" + ",\n".join(indent + "    " + line for line in lines) + ")"
+
+
+def ref(alias: str, node: dict, path: tuple[str, ...]) -> str:
+    """Expression for ``path`` under the struct ``alias`` built from ``node``: a member access, or
+    ``json_present(<leaf> -> '$.rest')`` when the path runs on inside a JSON leaf."""
+    expr = alias
+    for depth, key in enumerate(path):
+        if node is None:
+            return f"json_present({expr} -> '{declared.json_path(path[depth:])}')"
+        if key not in node:
+            raise KeyError(path)
+        expr += "." + ident(key)
+        node = node[key]
+    return expr
+
+
+def sql_list(values) -> str:
+    return ", ".join(f"'{v}'" for v in values)
+
+
+# ---- the shape ladder -----------------------------------------------------------------------------
+
+def general_condition(when: dict, probes: dict) -> str:
+    (op, arg), = when.items()
+    if op in ("all", "any"):
+        joined = f" {'and' if op == 'all' else 'or'} ".join(general_condition(part, probes) for part in arg)
+        return f"({joined})"
+    if op == "provider_in":
+        return f"coalesce(p.env_provider, lower($provider)) in ({sql_list(arg)})"
+    if op == "batch":
+        return f"p.batch_format = '{arg}'"
+    if op == "equals":  # parenthesised: DuckDB 1.5 binds `a or b ->> '$' = c` as `(a or b) ->> ...`
+        return f"({ref('k', probes, declared.split_path(arg[0]))} ->> '$') = '{arg[1]}'"
+    target = ref("k", probes, declared.split_path(arg))
+    return {"present": f"{target} is not null", "absent": f"{target} is null",
+            "object": f"json_type({target}) = 'OBJECT'", "array": f"json_type({target}) = 'ARRAY'"}[op]
+
+
+def general_ladder(decl: Declaration, probes: dict) -> str:
+    lines = []
+    for rule in decl.detection:
+        outcome = "null" if rule.format is None else f"'{rule.format}'"
+        cond = general_condition(rule.when, probes)
+        lines.append(f"            when {cond[1:-1] if cond.startswith('(') else cond} then {outcome}")
+    return "\n".join(lines)
+
+
+def lane_condition(when: dict, schema: dict, exact: bool = True) -> str:
+    """The condition over the lane's typed struct (a struct member's presence stands for an object); not
+    ``exact``: the presence of each path's first key in the schema, which can only widen the condition."""
+    (op, arg), = when.items()
+    if op in ("all", "any"):
+        return "(" + f" {'and' if op == 'all' else 'or'} ".join(lane_condition(part, schema, exact) for part in arg) + ")"
+    if op == "provider_in":
+        return f"coalesce(lower(plain_json_text(s.provider)), lower($provider)) in ({sql_list(arg)})"
+    if op == "batch":
+        return "false"  # batch lines never take the lane
+    path = declared.split_path(arg[0] if op == "equals" else arg)
+    if not exact and op != "equals":  # presence only (cheaper than json_type, and only wider)
+        if op == "absent":
+            raise ValueError("an absent key can only end the ladder (format: null)")
+        return f"{ref('s.response', schema, _in_schema(schema, path))} is not null"
+    target = ref("s.response", schema, path)
+    leaf = _is_leaf(schema, path)
+    if op == "present":
+        return f"{target} is not null"
+    if op == "absent":
+        return f"{target} is null"
+    if op == "equals":
+        return f"{target} = '\"{arg[1]}\"'"
+    kind = "OBJECT" if op == "object" else "ARRAY"
+    return f"json_type({target}) = '{kind}'" if leaf else f"{target} is not null"
+
+
+def _in_schema(schema: dict, path: tuple[str, ...]) -> tuple[str, ...]:
+    """The longest prefix of ``path`` the schema holds (up to its first leaf)."""
+    node, kept = schema, []
+    for key in path:
+        if node is None or key not in node:
+            break
+        kept.append(key)
+        node = node[key]
+    return tuple(kept)
+
+
+def _is_leaf(schema: dict, path) -> bool:
+    node = schema
+    for key in path:
+        if node is None:
+            return True
+        node = node[key]
+    return node is None
+
+
+def lane_ladder(decl: Declaration, schema: dict) -> str:
+    """The general ladder over the typed struct: a rung of a fast-lane format names it, any other rung
+    defers the line (null; consecutive ones in one branch). A struct member's presence stands for "is
+    an object", which can only widen a rung: a line that reaches the wrong format lacks its counts and
+    is deferred by the final checks."""
+    lane = {f.name for f in decl.formats.values() if f.fast_lane}
+    rungs: list[tuple[str, str]] = []
+    guarded = False
+    for rule in decl.detection:
+        if not guarded and list(_equals_paths(rule.when)):
+            # text compared as raw JSON: an escaped spelling would compare unequal where the general one is equal
+            texts = list(dict.fromkeys(p for r in decl.detection for p in _equals_paths(r.when)))
+            joined = " || ".join(f"coalesce({ref('s.response', schema, p)}::varchar, '')" for p in texts)
+            rungs.append((f"contains({joined}, '\\')", "null"))
+            guarded = True
+        cond = lane_condition(rule.when, schema, exact=rule.format in lane or rule.format is None)
+        if cond != "false":
+            rungs.append((cond, f"'{rule.format}'" if rule.format in lane else "null"))
+    lines: list[str] = []
+    pending: list[str] = []
+    for index, (cond, outcome) in enumerate(rungs + [("", "")]):
+        if outcome == "null":
+            pending.append(cond)
+            continue
+        if pending:
+            lines.append("            when " + "\n                 or ".join(pending) + " then null")
+            pending = []
+        if outcome:
+            lines.append(f"            when {cond[1:-1] if cond.startswith('(') and cond.endswith(')') else cond} then {outcome}")
+    return "\n".join(lines)
+
+
+def _equals_paths(when: dict):
+    (op, arg), = when.items()
+    if op in ("all", "any"):
+        for part in arg:
+            yield from _equals_paths(part)
+    elif op == "equals":
+        yield declared.split_path(arg[0])
+
+
+# ---- stage 2: one reader per format ----------------------------------------------------------------
+
+OPTION_COLUMNS = {  # option -> (column, SQL type)
+    "reasoning_beside_output": ("reasoning_beside_output", "varchar[]"),
+    "output_optional": ("output_optional", "boolean"),
+    "reasoning_may_exceed_output": ("reasoning_may_exceed_output", "boolean"),
+    "total_is_sum": ("total_is_sum", "boolean"),
+    "request_count": ("request_count_from", "varchar"),
+    "id_from_content": ("id_from_content", "boolean"),
+    "tier_prompt": ("tier_prompt_from", "varchar"),
+    "provider_from_package": ("provider_from_package", "boolean"),
+    "provider_from_model_prefix": ("provider_from_model_prefix", "boolean"),
+}
+FORMAT_COLUMNS = (("convention", "varchar"), ("inferred_provider", "varchar"), ("default_provider", "varchar"),
+                  ("body_names_upstream", "boolean"))
+FIELD_TYPES = {"count": "json", "json": "json", "raw": "json", "text": "varchar", "lower": "varchar", "flag": "boolean",
+               "truthy": "boolean"}
+
+
+def literal(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + sql_list(value) + "]::varchar[]"
+    return "null" if value is None else f"'{value}'"
+
+
+def field_value(kind: str, alternatives: list[str]) -> str:
+    value = alternatives[0] if len(alternatives) == 1 else f"coalesce({', '.join(alternatives)})"
+    return {"count": value, "json": value, "text": f"{value} ->> '$'", "lower": f"lower({value} ->> '$')",
+            "flag": f"({value} ->> '$') = 'true'", "truthy": f"lower({value} ->> '$') in ('true', '1', 'yes')"}[kind]
+
+
+def fields_sql(decl: Declaration, fmt: Format) -> str:
+    """``insert into fielded_items``: the format's items with their fields, convention and options."""
+    read_paths = [p for name, m in fmt.fields.items() if decl.fields[name].kind != "raw" for p in m.paths]
+    if fmt.openrouter_when_text:
+        read_paths.append(fmt.openrouter_when_text)
+    node = trie(read_paths)
+    columns = [f"'{fmt.convention}' as convention",
+               f"'{fmt.provider}' as inferred_provider",
+               f"{literal(fmt.default_provider)} as default_provider",
+               ]
+    if fmt.default_provider is None:
+        columns.pop()
+    if fmt.openrouter_when_text:
+        columns.append(f"coalesce(json_type({ref('v', node, fmt.openrouter_when_text)}) = 'VARCHAR', false) as body_names_upstream")
+    # options at their default are left null (the shared stages read null as the default)
+    columns += [f"{literal(fmt.options[o])} as {col}" for o, (col, _) in OPTION_COLUMNS.items()
+                if fmt.options[o] != declared.OPTIONS[o]]
+    for name, mapping in fmt.fields.items():
+        spec = decl.fields[name]
+        if spec.kind == "raw":  # the explicit JSON null is kept (the checks tell it from an absent key)
+            value = f"s.b -> '{declared.json_path(mapping.paths[0])}'"
+        else:
+            value = field_value(spec.kind, [ref("v", node, p) for p in mapping.paths])
+        columns.append(f"{value} as {spec.column}")
+    body = ",\n".join("    " + c for c in columns)
+    return (HEADER +
+            f"-- General normaliser, stage 2: the fields of {fmt.name} items ({fmt.title}).\n"
+            f"-- One parse of each item for every path the format reads (into named struct fields).\n"
+            "insert into fielded_items by name\n"
+            "select\n"
+            "    s.* exclude (v),\n"
+            f"{body}\n"
+            f"from (select s.*, json_transform(s.b, '{transform_type(node)}') as v\n"
+            f"      from shaped_items s where s.source_format = '{fmt.name}') s;\n")
+
+
+def fielded_create_sql(decl: Declaration) -> str:
+    columns = [f"null::{t} as {c}" for c, t in FORMAT_COLUMNS]
+    columns += [f"null::{t} as {c}" for c, t in OPTION_COLUMNS.values()]
+    columns += [f"null::{FIELD_TYPES[f.kind]} as {f.column}" for f in decl.fields.values()]
+    body = ",\n".join("    " + c for c in columns)
+    return (HEADER +
+            "-- General normaliser, stage 2: fielded_items, the shaped items (stage 1) with each field's value and\n"
+            "-- their format's convention and options; filled by sql/ingest/fields/<format>.sql, one per format,\n"
+            "-- and for items of no format (unrecognised, streams, not JSON) by this statement.\n"
+            "create or replace temp table fielded_items as\n"
+            "select\n"
+            "    s.*,\n"
+            f"{body}\n"
+            f"from shaped_items s\n"
+            f"where s.is_json and (s.source_format is null or s.source_format not in ({sql_list(decl.formats)}));\n")
+
+
+# ---- stages 3 and 4, and the fast lane -------------------------------------------------------------
+
+def token_checks(decl: Declaration) -> str:
+    return "\n".join(f"        token_error(x.{f.column}, '{f.label}')," for f in decl.fields.values() if f.kind == "count")
+
+
+def probe_paths(decl: Declaration) -> list[tuple[str, ...]]:
+    found = [p for rule in decl.detection for p in declared.condition_paths(rule.when)]
+    return list(dict.fromkeys(found + list(EXTRA_PROBES)))
+
+
+def lane_schema(decl: Declaration) -> dict:
+    """The fast lane's typed schema of the body: the fast-lane formats' paths and the keys of their rungs
+    and of the rungs that leave a record unrecognised, read exactly; of another format's rung only the
+    first key the lane does not read otherwise (its presence defers the line)."""
+    lane = {f.name for f in decl.formats.values() if f.fast_lane}
+    exact = [p for f in decl.formats.values() if f.fast_lane for p in f.paths()]
+    exact += [p for r in decl.detection if r.format in lane or r.format is None for p in declared.condition_paths(r.when)]
+    schema = trie(exact + list(EXTRA_PROBES), struct_wins=True)
+    for rule in decl.detection:
+        if rule.format not in lane and rule.format is not None:
+            for path in declared.condition_paths(rule.when):
+                node = schema
+                for key in path:
+                    if node is None:
+                        break
+                    if key not in node:
+                        node[key] = None
+                        break
+                    node = node[key]
+    return schema
+
+
+def lane_sql_parts(decl: Declaration) -> dict[str, str]:
+    lane = [f for f in decl.formats.values() if f.fast_lane]
+    odd = [f.name for f in lane if f.convention not in ("inclusive", "additive")]
+    if odd:
+        raise ValueError(f"the fast lane reads inclusive and additive formats only, not {odd}")
+    schema = lane_schema(decl)
+
+    def case(expr_of, name):
+        branches = [(f.name, expr_of(f)) for f in lane]
+        branches = [(n, e) for n, e in branches if e is not None]
+        if not branches:
+            return f"        null::json as {name}"
+        if len(branches) == len(lane) and len({e for _, e in branches}) == 1:
+            return f"        {branches[0][1]} as {name}"
+        grouped: dict[str, list[str]] = {}
+        for n, e in branches:  # formats reading a field at the same path share one branch
+            grouped.setdefault(e, []).append(n)
+        whens = " ".join(f"when s.source_format = '{ns[0]}' then {e}" if len(ns) == 1 else
+                         f"when s.source_format in ({sql_list(ns)}) then {e}" for e, ns in grouped.items())
+        return f"        case {whens} end as {name}"
+
+    def alternatives(f: Format, field: str):
+        mapping = f.fields.get(field)
+        if mapping is None:
+            return None
+        refs = [ref("s.response", schema, p) for p in mapping.paths]
+        return refs[0] if len(refs) == 1 else f"coalesce({', '.join(refs)})"
+
+    lane_fields = LANE_COUNTS + LANE_TEXTS + LANE_JSON + LANE_MS
+    picked = [case(lambda f, n=n: alternatives(f, n), f"v_{n}") for n in lane_fields]
+    picked.append(case(lambda f: ref("s.response", schema, f.openrouter_when_text) if f.openrouter_when_text else None,
+                       "body_upstream"))
+    unsupported = []
+    for f in lane:
+        other = [ref("s.response", schema, p) for n, m in f.fields.items() if n not in lane_fields for p in m.paths]
+        if other:
+            unsupported.append(f"when '{f.name}' then " + " or ".join(f"{o} is not null" for o in other))
+    picked.append(f"        coalesce(case s.source_format {' '.join(unsupported)} end, false) as unsupported"
+                  if unsupported else "        false as unsupported")
+    valued = _rows([f"plain_count(p.v_{n}) as n_{n}," for n in LANE_COUNTS + LANE_MS], 3)
+    valued += _rows([f"plain_json_text(p.v_{n}) as t_{n}," for n in LANE_TEXTS], 3)
+    checks = _rows([f"and (v.v_{n} is null or v.n_{n} < 1000000000000)" for n in LANE_COUNTS + LANE_MS], 2)
+    checks += _rows([f"and (v.v_{n} is null or v.t_{n} is not null)" for n in LANE_TEXTS], 2)
+    picked += lane_option_columns(lane)
+    return {
+        "response_struct": ("response: '" + struct_type(schema) + "'").split("\n"),
+        "ladder": lane_ladder(decl, schema).split("\n"),
+        "picked": ",\n".join(picked).split("\n"),
+        "valued": valued,
+        "plain_checks": checks,
+        "reasoning_beside": lane_reasoning_beside(lane),
+    }
+
+
+def lane_option_columns(lane: list[Format]) -> list[str]:
+    """The fast-lane formats' convention and options as the columns the general normaliser names them by
+    (a flag as one membership test: cheaper per row than a CASE)."""
+    def by_format(values: dict, name: str) -> str:
+        grouped: dict[str, list[str]] = {}
+        for n, v in values.items():
+            if v is not None:
+                grouped.setdefault(v, []).append(n)
+        whens = " ".join(f"when s.source_format in ({sql_list(ns)}) then {literal(v)}" for v, ns in grouped.items())
+        return f"        case {whens} end as {name}" if whens else f"        null::varchar as {name}"
+
+    def flag(option: str, name: str) -> str:
+        chosen = [f.name for f in lane if f.options[option]]
+        return f"        s.source_format in ({sql_list(chosen)}) as {name}" if chosen else f"        false as {name}"
+    return [
+        by_format({f.name: f.provider for f in lane if f.provider != "by_model"}, "inferred_provider"),
+        by_format({f.name: f.default_provider for f in lane}, "default_provider"),
+        f"        s.source_format in ({sql_list(f.name for f in lane if f.convention == 'additive')}) as additive",
+        flag("output_optional", "output_optional"),
+        flag("reasoning_may_exceed_output", "reasoning_may_exceed_output"),
+    ]
+
+
+def lane_reasoning_beside(lane: list[Format]) -> list[str]:
+    """Whether a row's reasoning count is reported beside its output count (format and provider)."""
+    terms = [f"(c.source_format = '{f.name}' and c.provider in ({sql_list(f.options['reasoning_beside_output'])}))"
+             for f in lane if f.options["reasoning_beside_output"]]
+    return [" or ".join(terms) or "false"]
+
+
+def _rows(items: list[str], per_line: int) -> list[str]:
+    return [" ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+
+
+_REGION = re.compile(r"^(?P<indent>[ \t]*)-- <generated (?P<name>\w+)[^\n]*\n(?:(?![ \t]*-- </generated>).*\n)*"
+                     r"(?P=indent)-- </generated>\n", re.MULTILINE)
+
+
+def fill(text: str, parts: dict[str, list[str]], where: str) -> str:
+    """``text`` with each ``-- <generated NAME ...>`` ... ``-- </generated>`` region holding ``parts[NAME]``
+    (lines, indented as the opening marker). Raises ValueError for a region without a part or a part
+    without a region."""
+    seen = set()
+
+    def replace(match: re.Match) -> str:
+        name, indent = match["name"], match["indent"]
+        if name not in parts:
+            raise ValueError(f"{where}: nothing generates region {name!r}")
+        seen.add(name)
+        opening = match.group(0).split("\n", 1)[0]
+        body = "".join(indent + line + "\n" for line in textwrap.dedent("\n".join(parts[name])).split("\n"))
+        return f"{opening}\n{body}{indent}-- </generated>\n"
+
+    out = _REGION.sub(replace, text)
+    if set(parts) - seen:
+        raise ValueError(f"{where}: no region for {sorted(set(parts) - seen)}")
+    return out
+
+
+def docs_table(decl: Declaration) -> str:
+    rows = ["| Adapter (`source_format`) | Detected by | Input convention | Fast lane | Example |", "|---|---|---|---|---|"]
+    for fmt in decl.formats.values():
+        rules = [r for r in decl.detection if r.format == fmt.name]
+        shown = "; ".join(describe(r.when) for r in rules)
+        rows.append(f"| `{fmt.name}` | {shown} | {fmt.convention} | {'yes' if fmt.fast_lane else ''} | `{fmt.example}` |")
+    for name, spec in decl.wrappers.items():
+        label = f"`{name}`" if name != "streams" else name
+        rows.append(f"| {label} | {spec['detected_by']} | {spec['convention']} | | `{spec['example']}` |")
+    return "\n".join(rows)
+
+
+def describe(when: dict) -> str:
+    (op, arg), = when.items()
+    if op in ("all", "any"):
+        return f" {'and' if op == 'all' else 'or'} ".join(describe(p) for p in arg)
+    if op == "equals":
+        return f"`{arg[0]}: {arg[1]}`"
+    if op == "provider_in":
+        return "provider " + " / ".join(f"`{a}`" for a in arg)
+    if op == "batch":
+        return f"a `{arg}` line"
+    return {"present": "`{}`", "absent": "no `{}`", "object": "`{}` object", "array": "`{}` array"}[op].format(arg)
+
+
+def generated(decl: Declaration | None = None) -> dict[Path, str]:
+    """Every generated file (path under the repository -> text)."""
+    decl = decl or declared.load()
+    probes = trie(probe_paths(decl))
+    parts = {
+        "sql/ingest/shaped_items__create.sql": {
+            "probe_type": ["'" + transform_type(probes) + "'"], "ladder": general_ladder(decl, probes).split("\n")},
+        "sql/ingest/validated_items__create.sql": {"token_checks": token_checks(decl).split("\n")},
+        "sql/ingest/fast_items__read_jsonl.sql": lane_sql_parts(decl),
+    }
+    out = {Path(name): fill((REPO / name).read_text(encoding="utf-8"), parts[name], name) for name in FILLED}
+    out[Path("sql/ingest/fielded_items__create.sql")] = fielded_create_sql(decl)
+    for fmt in decl.formats.values():
+        out[Path(f"sql/ingest/fields/{fmt.name}.sql")] = fields_sql(decl, fmt)
+    page = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
+    start, end = page.index(DOCS_START) + len(DOCS_START), page.index(DOCS_END)
+    out[Path("docs/formats.md")] = page[:start] + "\n" + docs_table(decl) + "\n" + page[end:]
+    return out
+
+
+def stale(decl: Declaration | None = None) -> list[Path]:
+    """Generated files whose committed text differs from what the declaration generates."""
+    return [path for path, text in generated(decl).items()
+            if not (REPO / path).is_file() or (REPO / path).read_text(encoding="utf-8") != text]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Generate the usage readers' SQL and docs/formats.md's table.")
+    parser.add_argument("--check", action="store_true", help="list stale files and exit 1 instead of writing")
+    args = parser.parse_args(argv)
+    if args.check:
+        found = stale()
+        for path in found:
+            print(f"stale: {path}")
+        return 1 if found else 0
+    expected = generated()
+    folder = REPO / "sql" / "ingest" / "fields"
+    folder.mkdir(exist_ok=True)
+    for old in folder.glob("*.sql"):
+        if old.relative_to(REPO) not in expected:
+            old.unlink()
+    for path, text in expected.items():
+        (REPO / path).write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""The usage-format declaration (``pipelines/lib/formats.yaml``) as Python data.
+
+``load()`` returns a ``Declaration``: the canonical fields (in check order), the shape ladder
+(``detection``, first match wins) and one ``Format`` per source format, each with its counting
+convention, provider inference, options and, per canonical field, its ordered alternative JSON paths
+and a one-line source. ``pipelines/lib/format_sql.py`` generates both SQL readers and the adapter table
+of ``docs/formats.md`` from it; nothing reads format knowledge from the SQL. Raises ``ValueError``
+naming the format and field for a declaration that does not hold together (unknown field, convention,
+option or format in the ladder, a field without paths or source).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+DECLARATION = Path(__file__).with_name("formats.yaml")
+CONVENTIONS = ("inclusive", "additive", "total_decides", "trace")
+KINDS = ("count", "json", "text", "lower", "flag", "truthy", "raw")
+# per-format options and their defaults (what the shared normaliser does unless a format says otherwise)
+OPTIONS = {
+    "reasoning_beside_output": [],  # providers whose reasoning count is reported beside output, not inside
+    "output_optional": False,  # a missing output count is 0 (Gemini omits candidatesTokenCount when empty)
+    "reasoning_may_exceed_output": False,  # reasoning is output beside the output count (Gemini thoughts)
+    "total_is_sum": False,  # the reported total must equal prompt + output (a key not read carries tokens)
+    "request_count": "one",  # one | field (null = unknown) | field_or_one | unknown
+    "id_from_content": False,  # no id: a hash of the record's content (usage buckets stand for many requests)
+    "tier_prompt": "prompt",  # long-context tier from: prompt | zero (buckets) | context_window (Anthropic report)
+    "provider_from_package": False,  # AI SDK: the provider named by the @ai-sdk/<name> package
+    "provider_from_model_prefix": False,  # LiteLLM: a vendor/model id names its provider
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    """A canonical field: ``kind`` (see formats.yaml), the normaliser's ``column``, the reasons' ``label``."""
+
+    name: str
+    kind: str
+    column: str
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """Where one format reads one field: ``paths`` in order (first present wins), and their ``source``."""
+
+    field: str
+    paths: tuple[tuple[str, ...], ...]  # each path as its keys: ('usage', 'prompt_tokens')
+    source: str
+
+
+@dataclass(frozen=True)
+class Format:
+    """One usage format (``source_format``)."""
+
+    name: str
+    title: str
+    convention: str
+    provider: str  # a provider name, or 'by_model'
+    default_provider: str | None
+    openrouter_when_text: tuple[str, ...] | None
+    fast_lane: bool
+    example: str
+    options: dict
+    fields: dict[str, Mapping]
+
+    def paths(self) -> list[tuple[str, ...]]:
+        """Every path this format reads, in declaration order, each once."""
+        seen: dict[tuple[str, ...], None] = {}
+        for mapping in self.fields.values():
+            for path in mapping.paths:
+                seen.setdefault(path, None)
+        if self.openrouter_when_text:
+            seen.setdefault(self.openrouter_when_text, None)
+        return list(seen)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rung of the shape ladder: ``format`` (None: unrecognised) when the condition ``when`` holds."""
+
+    format: str | None
+    when: dict
+
+
+@dataclass(frozen=True)
+class Declaration:
+    fields: dict[str, Field]
+    detection: tuple[Rule, ...]
+    formats: dict[str, Format]
+    wrappers: dict = field(default_factory=dict)
+
+
+def split_path(text: str) -> tuple[str, ...]:
+    """``'usage.prompt_tokens'`` -> ``('usage', 'prompt_tokens')``; a quoted key keeps its dots."""
+    keys, current, quoted = [], "", False
+    for char in text:
+        if char == '"':
+            quoted = not quoted
+        elif char == "." and not quoted:
+            keys.append(current)
+            current = ""
+        else:
+            current += char
+    keys.append(current)
+    if quoted or not all(keys):
+        raise ValueError(f"bad path {text!r}")
+    return tuple(keys)
+
+
+def json_path(path: tuple[str, ...]) -> str:
+    """``('usage', 'a.b')`` -> ``$.usage."a.b"`` (DuckDB JSON path syntax)."""
+    return "$." + ".".join(f'"{key}"' if "." in key else key for key in path)
+
+
+def condition_paths(when: dict) -> list[tuple[str, ...]]:
+    """The body paths a ladder condition reads, in order."""
+    (op, arg), = when.items()
+    if op in ("all", "any"):
+        return [p for part in arg for p in condition_paths(part)]
+    if op in ("present", "absent", "object", "array"):
+        return [split_path(arg)]
+    if op == "equals":
+        return [split_path(arg[0])]
+    if op in ("provider_in", "batch"):
+        return []
+    raise ValueError(f"unknown condition {op!r}")
+
+
+@cache
+def load(path: Path = DECLARATION) -> Declaration:
+    """Read and check the declaration (see the module docstring for what is checked)."""
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    fields = {name: Field(name, spec["kind"], spec["column"], spec.get("label")) for name, spec in raw["fields"].items()}
+    for f in fields.values():
+        if f.kind not in KINDS:
+            raise ValueError(f"field {f.name}: unknown kind {f.kind!r}")
+    formats: dict[str, Format] = {}
+    for name, spec in raw["formats"].items():
+        unknown = set(spec.get("options", {})) - set(OPTIONS)
+        if unknown:
+            raise ValueError(f"format {name}: unknown options {sorted(unknown)}")
+        if spec["convention"] not in CONVENTIONS:
+            raise ValueError(f"format {name}: unknown convention {spec['convention']!r}")
+        mappings = {}
+        for field_name, m in spec["fields"].items():
+            if field_name not in fields:
+                raise ValueError(f"format {name}: unknown field {field_name!r}")
+            if not m.get("paths") or not str(m.get("source") or "").strip():
+                raise ValueError(f"format {name}, field {field_name}: needs paths and a source")
+            mappings[field_name] = Mapping(field_name, tuple(split_path(p) for p in m["paths"]), m["source"].strip())
+        openrouter = spec.get("openrouter_when_text")
+        formats[name] = Format(
+            name=name, title=spec["title"], convention=spec["convention"], provider=spec["provider"],
+            default_provider=spec.get("default_provider"), openrouter_when_text=split_path(openrouter) if openrouter else None,
+            fast_lane=bool(spec.get("fast_lane", False)), example=spec["example"],
+            options={**OPTIONS, **spec.get("options", {})}, fields=mappings)
+    detection = tuple(Rule(r["format"], r["when"]) for r in raw["detection"])
+    for rule in detection:
+        condition_paths(rule.when)
+        if rule.format not in (None, "stream") and rule.format not in formats:
+            raise ValueError(f"detection names unknown format {rule.format!r}")
+    missing = set(formats) - {r.format for r in detection}
+    if missing:
+        raise ValueError(f"formats never detected: {sorted(missing)}")
+    return Declaration(fields, detection, formats, raw.get("wrappers", {}))

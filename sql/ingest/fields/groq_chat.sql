@@ -1,0 +1,17 @@
+-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- edit the declaration and regenerate.
+-- General normaliser, stage 2: the fields of groq_chat items (Groq chat completions (OpenAI-compatible; prompt_tokens includes the cached prefix; no write fee)).
+-- One parse of each item for every path the format reads (into named struct fields).
+insert into fielded_items by name
+select
+    s.* exclude (v),
+    'inclusive' as convention,
+    'groq' as inferred_provider,
+    v.usage.prompt_tokens as v_prompt,
+    v.usage.prompt_tokens_details.cached_tokens as v_read,
+    v.usage.completion_tokens as v_output,
+    v.model ->> '$' as body_model,
+    v.id ->> '$' as body_id,
+    v.created as v_epoch
+from (select s.*, json_transform(s.b, '{"usage":{"prompt_tokens":"JSON","prompt_tokens_details":{"cached_tokens":"JSON"},"completion_tokens":"JSON"},"model":"JSON","id":"JSON","created":"JSON"}') as v
+      from shaped_items s where s.source_format = 'groq_chat') s;

@@ -1,0 +1,21 @@
+-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- edit the declaration and regenerate.
+-- General normaliser, stage 2: the fields of openai_responses items (OpenAI / Azure Responses).
+-- One parse of each item for every path the format reads (into named struct fields).
+insert into fielded_items by name
+select
+    s.* exclude (v),
+    'inclusive' as convention,
+    'openai' as inferred_provider,
+    v.usage.input_tokens as v_prompt,
+    v.usage.input_tokens_details.cached_tokens as v_read,
+    v.usage.input_tokens_details.cache_write_tokens as v_write,
+    v.usage.output_tokens as v_output,
+    v.usage.output_tokens_details.reasoning_tokens as v_reasoning,
+    v.model ->> '$' as body_model,
+    v.id ->> '$' as body_id,
+    v.created_at as v_epoch,
+    v.service_tier ->> '$' as body_tier,
+    v.usage.cost as v_cost
+from (select s.*, json_transform(s.b, '{"usage":{"input_tokens":"JSON","input_tokens_details":{"cached_tokens":"JSON","cache_write_tokens":"JSON"},"output_tokens":"JSON","output_tokens_details":{"reasoning_tokens":"JSON"},"cost":"JSON"},"model":"JSON","id":"JSON","created_at":"JSON","service_tier":"JSON"}') as v
+      from shaped_items s where s.source_format = 'openai_responses') s;
