@@ -74,6 +74,13 @@ def run(
 
     logging.getLogger("dagster").setLevel(logging.ERROR)
     runner.configure(logs, db, prices, follow_symlinks, data_path)
+    from pipelines.defs.settings import CachemeterSettings
+
+    try:  # a bad setting or settings file: one line naming it, before Dagster builds the definitions from it
+        CachemeterSettings.from_env()
+    except ValueError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from exc
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[label]}"), TimeElapsedColumn(), console=err_console,
                   transient=True) as bar:

@@ -140,3 +140,20 @@ def test_a_report_killed_while_it_is_written_leaves_the_previous_one_whole(tmp_p
     killed = cachemeter("report", "--db", str(db), cwd=tmp_path, env={"CACHEMETER_KILL_AT": "report:mid_write"})
     assert killed.returncode == -9
     assert out.read_bytes() == previous
+
+
+def test_a_bad_setting_or_settings_file_stops_run_with_one_line_naming_it(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    db = str(tmp_path / "w.duckdb")
+    bad_value = cachemeter("run", "--logs", str(logs), "--db", db, cwd=tmp_path,
+                           env={"CACHEMETER_ALERT_MIN_REQUESTS": "many"})
+    assert bad_value.returncode == 2 and "Traceback" not in bad_value.stderr
+    assert bad_value.stderr.strip() == ("error: setting alerts.min_requests / CACHEMETER_ALERT_MIN_REQUESTS: "
+                                        "'many' is not a int")
+    config = tmp_path / "settings.yaml"
+    config.write_text("alerts: [1\n")
+    bad_file = cachemeter("run", "--logs", str(logs), "--db", db, cwd=tmp_path, env={"CACHEMETER_CONFIG": str(config)})
+    assert bad_file.returncode == 2 and "Traceback" not in bad_file.stderr
+    assert bad_file.stderr.startswith(f"error: {config}: not valid YAML (")  # with PyYAML's line and column
+    assert not (tmp_path / "w.duckdb").exists()  # stopped before anything was written
