@@ -28,13 +28,8 @@ import pyarrow as pa
 from genai_prices import types as gp
 from genai_prices.data_snapshot import get_snapshot
 
-from pipelines.lib.providers import PROVIDER_ALIASES
+from pipelines.lib.providers import CATALOGUE_TO_PROVIDER, PROVIDER_ALIASES, PROVIDER_TO_CATALOGUE
 
-# cachemeter provider name -> genai-prices provider id (and back)
-PROVIDER_TO_CATALOGUE = {"openai": "openai", "azure": "azure", "anthropic": "anthropic", "gemini": "google",
-                         "bedrock": "aws", "deepseek": "deepseek", "xai": "x-ai", "mistral": "mistral",
-                         "cohere": "cohere", "openrouter": "openrouter", "groq": "groq"}
-CATALOGUE_TO_PROVIDER = {v: k for k, v in PROVIDER_TO_CATALOGUE.items()}
 # LiteLLM-style routing prefixes ("anthropic/claude-...") that name the provider, not the model; on
 # OpenRouter the vendor prefix is part of the catalogue id and stays
 _ROUTING_PREFIXES = ("openai/", "azure/", "anthropic/", "gemini/", "google/", "vertex_ai/", "vertex_ai_beta/",
