@@ -60,8 +60,10 @@ RULES: tuple[Rule, ...] = (
          "add the `--prices` line the message gives"),
     Rule("data_quality",
          "more than {quality_max_quarantine_share:.0%} of the records of the files behind a day were quarantined "
-         "(only files of {quality_min_records}+ records are judged)",
-         "read `core.quarantine` for the reasons"),
+         "(only files of {quality_min_records}+ records are judged); or a usage key no token class maps carried "
+         "tokens on a day (one finding per format and key, naming its tokens: `core.usage.unmapped_usage`)",
+         "read `core.quarantine` for the reasons; map the key or declare it informational in "
+         "`pipelines/lib/formats.yaml`"),
 )
 
 NAMES: tuple[str, ...] = tuple(r.name for r in RULES)

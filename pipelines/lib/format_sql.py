@@ -245,7 +245,8 @@ OPTION_COLUMNS = {  # option -> (column, SQL type)
     "provider_from_model_prefix": ("provider_from_model_prefix", "boolean"),
 }
 FORMAT_COLUMNS = (("convention", "varchar"), ("inferred_provider", "varchar"), ("default_provider", "varchar"),
-                  ("body_names_upstream", "boolean"))
+                  ("body_names_upstream", "boolean"), ("reports_write_split", "boolean"), ("usage_roots", "varchar[]"),
+                  ("usage_prefix", "varchar"), ("usage_known", "varchar[]"))
 FIELD_TYPES = {"count": "json", "json": "json", "raw": "json", "text": "varchar", "lower": "varchar", "flag": "boolean",
                "truthy": "boolean"}
 
@@ -278,6 +279,14 @@ def fields_sql(decl: Declaration, fmt: Format) -> str:
         columns.pop()
     if fmt.openrouter_when_text:
         columns.append(f"coalesce(json_type({ref('v', node, fmt.openrouter_when_text)}) = 'VARCHAR', false) as body_names_upstream")
+    if "write_1h" in fmt.fields:  # a cache write total the format splits by TTL (a missing split is flagged)
+        columns.append("true as reports_write_split")
+    if fmt.usage is not None:  # the unmapped-key check (stage 4): where the usage counts are, which keys are known
+        roots = ["$" if not r else declared.json_path(r) for r in fmt.usage.roots]
+        columns.append(f"{literal(roots)} as usage_roots")
+        if fmt.usage.prefix:
+            columns.append(f"{literal(fmt.usage.prefix)} as usage_prefix")
+        columns.append(f"{literal(fmt.known_usage_keys())} as usage_known")
     # options at their default are left null (the shared stages read null as the default)
     columns += [f"{literal(fmt.options[o])} as {col}" for o, (col, _) in OPTION_COLUMNS.items()
                 if fmt.options[o] != declared.OPTIONS[o]]
@@ -336,6 +345,17 @@ def lane_schema(decl: Declaration) -> dict:
     exact = [p for f in decl.formats.values() if f.fast_lane for p in f.paths()]
     exact += [p for r in decl.detection if r.format in lane or r.format is None for p in declared.condition_paths(r.when)]
     schema = trie(exact + list(EXTRA_PROBES), struct_wins=True)
+    # a field read both as a value and below it (Perplexity's usage.cost object beside OpenRouter's number) stays
+    # a JSON leaf, as in the general reader: a number read as a struct would null the whole line
+    for f in decl.formats.values():
+        if f.fast_lane:
+            field_paths = [p for m in f.fields.values() for p in m.paths]
+            for path in field_paths:
+                if any(len(o) > len(path) and o[:len(path)] == path for o in field_paths):
+                    node = schema
+                    for key in path[:-1]:
+                        node = node[key]
+                    node[path[-1]] = None
     for rule in decl.detection:
         if rule.format not in lane and rule.format is not None:
             for path in declared.condition_paths(rule.when):
@@ -384,9 +404,13 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
                        "body_upstream"))
     unsupported = []
     for f in lane:
-        other = [ref("s.response", schema, p) for n, m in f.fields.items() if n not in lane_fields for p in m.paths]
+        other = [f"{ref('s.response', schema, p)} is not null" for n, m in f.fields.items() if n not in lane_fields
+                 for p in m.paths]
+        # a documented key no class prices, above zero (or not a count): the general normaliser reports it
+        other += [f"({(r := ref('s.response', schema, p))} is not null and coalesce(plain_count({r}), 1) > 0)"
+                  for p in f.unpriced_paths()]
         if other:
-            unsupported.append(f"when '{f.name}' then " + " or ".join(f"{o} is not null" for o in other))
+            unsupported.append(f"when '{f.name}' then " + " or ".join(other))
     picked.append(f"        coalesce(case s.source_format {' '.join(unsupported)} end, false) as unsupported"
                   if unsupported else "        false as unsupported")
     valued = _rows([f"plain_count(p.v_{n}) as n_{n}," for n in LANE_COUNTS + LANE_MS], 3)
@@ -424,6 +448,7 @@ def lane_option_columns(lane: list[Format]) -> list[str]:
         f"        s.source_format in ({sql_list(f.name for f in lane if f.convention == 'additive')}) as additive",
         flag("output_optional", "output_optional"),
         flag("reasoning_may_exceed_output", "reasoning_may_exceed_output"),
+        f"        s.source_format in ({sql_list(f.name for f in lane if 'write_1h' in f.fields)}) as reports_write_split",
     ]
 
 

@@ -54,6 +54,22 @@ class Mapping:
 
 
 @dataclass(frozen=True)
+class UsageKeys:
+    """Where a format keeps its usage counts, for the unmapped-key check: ``roots`` (paths to usage objects;
+    ``()`` is the body itself), ``prefix`` (only keys starting with it count, for flat attribute maps such as
+    ``gen_ai.usage.``) and ``informational`` keys (relative JSON path -> source) that carry no billable tokens
+    of their own (a total, a breakdown of a mapped count). Every other number under a root is an unmapped key."""
+
+    roots: tuple[tuple[str, ...], ...]
+    prefix: str | None
+    informational: dict[str, str]
+    # documented keys that carry tokens (or billed units) no token class prices, relative to the first root:
+    # the fast lane reads them too and defers a line where one is above zero, so the general normaliser's
+    # walk reports it (the lane's typed reader cannot see keys it does not declare)
+    unpriced: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Format:
     """One usage format (``source_format``)."""
 
@@ -67,6 +83,22 @@ class Format:
     example: str
     options: dict
     fields: dict[str, Mapping]
+    usage: UsageKeys | None = None
+
+    def known_usage_keys(self) -> list[str]:
+        """Every key under the usage roots this format maps or declares informational, as DuckDB JSON paths
+        relative to its root without the ``$.`` (``prompt_tokens_details.cached_tokens``; array indexes ``[*]``)."""
+        if self.usage is None:
+            return []
+        known: dict[str, None] = {}
+        for mapping in self.fields.values():
+            for path in mapping.paths:
+                for root in self.usage.roots:
+                    if len(path) > len(root) and path[:len(root)] == root:
+                        known.setdefault(json_path(path[len(root):])[2:], None)
+        for key in self.usage.informational:
+            known.setdefault(key, None)
+        return list(known)
 
     def paths(self) -> list[tuple[str, ...]]:
         """Every path this format reads, in declaration order, each once."""
@@ -76,7 +108,15 @@ class Format:
                 seen.setdefault(path, None)
         if self.openrouter_when_text:
             seen.setdefault(self.openrouter_when_text, None)
+        for path in self.unpriced_paths():
+            seen.setdefault(path, None)
         return list(seen)
+
+    def unpriced_paths(self) -> list[tuple[str, ...]]:
+        """The body paths of the documented keys no token class prices (``usage_keys.unpriced``)."""
+        if self.usage is None:
+            return []
+        return [self.usage.roots[0] + split_path(key) for key in self.usage.unpriced]
 
 
 @dataclass(frozen=True)
@@ -154,11 +194,23 @@ def load(path: Path = DECLARATION) -> Declaration:
                 raise ValueError(f"format {name}, field {field_name}: needs paths and a source")
             mappings[field_name] = Mapping(field_name, tuple(split_path(p) for p in m["paths"]), m["source"].strip())
         openrouter = spec.get("openrouter_when_text")
+        usage = None
+        if "usage_keys" in spec:
+            u = spec["usage_keys"]
+            blank = [k for k, source in (u.get("informational") or {}).items() if not str(source or "").strip()]
+            if blank:
+                raise ValueError(f"format {name}: informational usage keys without a source: {blank}")
+            blank += [k for k, source in (u.get("unpriced") or {}).items() if not str(source or "").strip()]
+            if blank:
+                raise ValueError(f"format {name}: usage keys without a source: {blank}")
+            usage = UsageKeys(tuple(split_path(r) if r else () for r in u["roots"]), u.get("prefix"),
+                              {k: v.strip() for k, v in (u.get("informational") or {}).items()},
+                              {k: v.strip() for k, v in (u.get("unpriced") or {}).items()})
         formats[name] = Format(
             name=name, title=spec["title"], convention=spec["convention"], provider=spec["provider"],
             default_provider=spec.get("default_provider"), openrouter_when_text=split_path(openrouter) if openrouter else None,
             fast_lane=bool(spec.get("fast_lane", False)), example=spec["example"],
-            options={**OPTIONS, **spec.get("options", {})}, fields=mappings)
+            options={**OPTIONS, **spec.get("options", {})}, fields=mappings, usage=usage)
     detection = tuple(Rule(r["format"], r["when"]) for r in raw["detection"])
     for rule in detection:
         condition_paths(rule.when)

@@ -45,6 +45,7 @@ DEFAULT_BLOCK_SIZE = 512  # tokens per block in Mooncake traces (FAST'25 trace R
 SHAPE = "ingest/shaped_items__create"
 FIELDED = "ingest/fielded_items__create"
 VALIDATE = "ingest/validated_items__create"
+UNMAPPED = "ingest/unmapped_usage__create"
 NORMALISE = "ingest/file_rows__insert_normalised"
 NEWLINE = ord("\n")
 
@@ -348,11 +349,12 @@ def _normalise(conn: duckdb.DuckDBPyConnection, chunks: list[pa.Table], params: 
             if name in present:  # each format's statement reads only its own items
                 _run(conn, f"ingest/fields/{name}", params)
         _run(conn, VALIDATE, params)
+        _run(conn, UNMAPPED, params)
         _run(conn, NORMALISE, params)
         _describe_malformed(conn, chunk)
     finally:
         conn.unregister("lines_in")
-        for table in ("shaped_items", "fielded_items", "validated_items"):
+        for table in ("shaped_items", "fielded_items", "validated_items", "unmapped_usage"):
             conn.execute(f"drop table if exists {table}")
 
 

@@ -2,15 +2,12 @@
 -- parallel JSON reader into fast_items (accepted = true; read through the file_items view), and mark every
 -- other line deferred for the general normaliser (shaped_items__create.sql and the stages after it).
 -- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
--- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
---
--- A line takes the lane only when the general normaliser would accept it with the same values: an envelope
+-- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written. A line takes the lane only when the general normaliser would accept it with the same values: an envelope
 -- {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?, "response": body} whose body is
--- a format marked fast_lane, told apart by the general ladder in its order, every count (and a latency in
--- ms) a plain non-negative integer below 10^12, every text a plain JSON string, the time in range and the
--- arithmetic closing. Anything else is deferred, never rejected here (tests/sql/test_fast_lane.py requires
--- both readers' rows to be equal).
--- The reader's schema holds only the paths the ladder and the lane's formats read.
+-- a fast_lane format, told apart by the general ladder in its order, every count (and a latency in ms) a plain
+-- non-negative integer below 10^12, every text a plain JSON string, the time in range and the arithmetic
+-- closing; else deferred, never rejected here (tests/sql/test_fast_lane.py: both readers' rows are equal). The
+-- schema holds only the paths the ladder and the lane's formats read (usage keys are walked by the general one).
 -- Line numbers: one row per non-blank line (a malformed line is a row of nulls under ignore_errors), in file
 -- order, none filtered out: rowid + 1 is the line number when the file has no blank line (the caller checks).
 -- Parameters: $path (glob characters escaped by logfiles.duckdb_literal_path), $provider, $model, $tenant, $app,
@@ -21,7 +18,7 @@ src as (
     select *
     from read_json($path, format = 'newline_delimited', ignore_errors = true, columns = {
         ts: 'JSON', provider: 'JSON', model: 'JSON', tenant: 'JSON', app: 'JSON', request_id: 'JSON', id: 'JSON',
-        prefix_hash: 'JSON', reported_cost_usd: 'JSON', custom_id: 'JSON', spend: 'JSON',
+        prefix_hash: 'JSON', reported_cost_usd: 'JSON', custom_id: 'JSON', spend: 'JSON', response_cost: 'JSON',
         request: 'STRUCT(prompt_cache_key JSON)',
         -- keys that make a line a container or a stream for pipelines/lib/containers.py
         resourceSpans: 'JSON', object: 'JSON', data: 'JSON', starting_at: 'JSON', results: 'JSON',
@@ -31,14 +28,20 @@ src as (
             usage STRUCT(
                 prompt_tokens JSON,
                 prompt_tokens_details STRUCT(
-                    cached_tokens JSON, cache_write_tokens JSON, cache_creation_tokens JSON),
-                cache_read_input_tokens JSON, cache_creation_input_tokens JSON, completion_tokens JSON,
+                    cached_tokens JSON, cache_write_tokens JSON, cache_creation_tokens JSON,
+                    cache_creation_input_tokens JSON,
+                    cache_creation STRUCT(
+                        ephemeral_5m_input_tokens JSON),
+                    audio_tokens JSON, image_tokens JSON),
+                cache_read_input_tokens JSON, cached_tokens JSON, cache_creation_input_tokens JSON,
+                completion_tokens JSON,
                 completion_tokens_details STRUCT(
-                    reasoning_tokens JSON),
+                    reasoning_tokens JSON, audio_tokens JSON),
                 cost JSON,
                 cost_details STRUCT(
                     upstream_inference_cost JSON),
-                is_byok JSON, input_tokens JSON,
+                is_byok JSON, cost_in_usd_ticks JSON, num_sources_used JSON, citation_tokens JSON,
+                num_search_queries JSON, reasoning_tokens JSON, input_tokens JSON,
                 input_tokens_details STRUCT(
                     cached_tokens JSON, cache_write_tokens JSON),
                 output_tokens JSON,
@@ -46,20 +49,23 @@ src as (
                     reasoning_tokens JSON, thinking_tokens JSON),
                 cache_creation STRUCT(
                     ephemeral_5m_input_tokens JSON, ephemeral_1h_input_tokens JSON),
-                service_tier JSON, inputTokens JSON, cacheReadInputTokens JSON, cacheWriteInputTokens JSON,
-                outputTokens JSON, prompt_cache_hit_tokens JSON, billed_units JSON, promptTokens JSON),
+                service_tier JSON,
+                server_tool_use STRUCT(
+                    web_search_requests JSON),
+                inputTokens JSON, cacheReadInputTokens JSON, cacheWriteInputTokens JSON, outputTokens JSON,
+                cacheDetails JSON, prompt_cache_hit_tokens JSON, billed_units JSON, promptTokens JSON),
             model JSON, id JSON, created JSON, service_tier JSON, provider JSON, created_at JSON,
             usageMetadata STRUCT(
                 promptTokenCount JSON, toolUsePromptTokenCount JSON, cachedContentTokenCount JSON,
-                candidatesTokenCount JSON, thoughtsTokenCount JSON, serviceTier JSON),
+                candidatesTokenCount JSON, thoughtsTokenCount JSON, serviceTier JSON, responseTokenCount JSON),
             modelVersion JSON, responseId JSON, createTime JSON,
             metrics STRUCT(
                 latencyMs JSON),
             x_groq JSON, object JSON, "type" JSON, _stream JSON, stream_error JSON, hash_ids JSON,
             input_length JSON, otel_span JSON, span_attributes JSON, "input" JSON, meta_info JSON, spend JSON,
-            usageDetails JSON, usage_details JSON, usage_metadata JSON, providerMetadata JSON,
-            num_model_requests JSON, input_uncached_tokens JSON, uncached_input_tokens JSON, starting_at JSON,
-            cache_read_input_tokens JSON, cache_creation JSON)'
+            response_cost JSON, usageDetails JSON, usage_details JSON, usage_metadata JSON,
+            providerMetadata JSON, num_model_requests JSON, input_uncached_tokens JSON,
+            uncached_input_tokens JSON, starting_at JSON, cache_read_input_tokens JSON, cache_creation JSON)'
         -- </generated>
     })
 ),
@@ -69,7 +75,7 @@ shaped as (
         coalesce(lower(plain_json_text(s.provider)), lower($provider)) as declared_provider,
         -- the general normaliser's ladder in its order; null = defer
         case
-            when s.response is null or s.custom_id is not null or s.spend is not null or s.request is not null
+            when s.response is null or s.custom_id is not null or s.spend is not null or s.response_cost is not null or s.request is not null
                  or coalesce(s.resourceSpans, s.object, s.data, s.starting_at, s.results, s.stream_events,
                              s.response_sse, s.meta, s.has_more, s.next_page) is not null then null
             when s.response._stream is not null then null
@@ -84,7 +90,7 @@ shaped as (
                  or s.response.usage.prompt_cache_hit_tokens is not null
                  or s.response.usage.billed_units is not null
                  or s.response.meta_info is not null
-                 or s.response.spend is not null
+                 or (s.response.spend is not null or s.response.response_cost is not null)
                  or (s.response.usageDetails is not null or s.response.usage_details is not null)
                  or s.response.usage_metadata is not null
                  or (s.response.usage.promptTokens is not null and s.response.providerMetadata is not null)
@@ -115,9 +121,9 @@ picked as (
         case when s.source_format in ('openai_chat', 'groq_chat') then s.response.usage.prompt_tokens when s.source_format = 'openai_responses' then s.response.usage.input_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.promptTokenCount end as v_prompt,
         case when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.toolUsePromptTokenCount end as v_extra_prompt,
         case when s.source_format = 'anthropic_messages' then s.response.usage.input_tokens when s.source_format = 'bedrock_converse' then s.response.usage.inputTokens end as v_uncached,
-        case when s.source_format = 'openai_chat' then coalesce(s.response.usage.prompt_tokens_details.cached_tokens, s.response.usage.cache_read_input_tokens) when s.source_format = 'groq_chat' then s.response.usage.prompt_tokens_details.cached_tokens when s.source_format = 'openai_responses' then s.response.usage.input_tokens_details.cached_tokens when s.source_format = 'anthropic_messages' then s.response.usage.cache_read_input_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.cachedContentTokenCount when s.source_format = 'bedrock_converse' then s.response.usage.cacheReadInputTokens end as v_read,
-        case when s.source_format = 'openai_chat' then coalesce(s.response.usage.prompt_tokens_details.cache_write_tokens, s.response.usage.cache_creation_input_tokens, s.response.usage.prompt_tokens_details.cache_creation_tokens) when s.source_format = 'openai_responses' then s.response.usage.input_tokens_details.cache_write_tokens when s.source_format = 'anthropic_messages' then s.response.usage.cache_creation_input_tokens when s.source_format = 'bedrock_converse' then s.response.usage.cacheWriteInputTokens end as v_write,
-        case when s.source_format = 'anthropic_messages' then s.response.usage.cache_creation.ephemeral_5m_input_tokens end as v_write_5m,
+        case when s.source_format = 'openai_chat' then coalesce(s.response.usage.prompt_tokens_details.cached_tokens, s.response.usage.cache_read_input_tokens, s.response.usage.cached_tokens) when s.source_format = 'groq_chat' then s.response.usage.prompt_tokens_details.cached_tokens when s.source_format = 'openai_responses' then s.response.usage.input_tokens_details.cached_tokens when s.source_format = 'anthropic_messages' then s.response.usage.cache_read_input_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.cachedContentTokenCount when s.source_format = 'bedrock_converse' then s.response.usage.cacheReadInputTokens end as v_read,
+        case when s.source_format = 'openai_chat' then coalesce(s.response.usage.prompt_tokens_details.cache_write_tokens, s.response.usage.cache_creation_input_tokens, s.response.usage.prompt_tokens_details.cache_creation_tokens, s.response.usage.prompt_tokens_details.cache_creation_input_tokens) when s.source_format = 'openai_responses' then s.response.usage.input_tokens_details.cache_write_tokens when s.source_format = 'anthropic_messages' then s.response.usage.cache_creation_input_tokens when s.source_format = 'bedrock_converse' then s.response.usage.cacheWriteInputTokens end as v_write,
+        case when s.source_format = 'openai_chat' then s.response.usage.prompt_tokens_details.cache_creation.ephemeral_5m_input_tokens when s.source_format = 'anthropic_messages' then s.response.usage.cache_creation.ephemeral_5m_input_tokens end as v_write_5m,
         case when s.source_format = 'anthropic_messages' then s.response.usage.cache_creation.ephemeral_1h_input_tokens end as v_write_1h,
         case when s.source_format in ('openai_chat', 'groq_chat') then s.response.usage.completion_tokens when s.source_format in ('openai_responses', 'anthropic_messages') then s.response.usage.output_tokens when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.candidatesTokenCount when s.source_format = 'bedrock_converse' then s.response.usage.outputTokens end as v_output,
         case when s.source_format = 'gemini_generate_content' then s.response.usageMetadata.thoughtsTokenCount end as v_output_extra,
@@ -129,12 +135,13 @@ picked as (
         case when s.source_format in ('openai_chat', 'groq_chat') then s.response.created when s.source_format = 'openai_responses' then s.response.created_at end as v_epoch,
         case when s.source_format = 'bedrock_converse' then s.response.metrics.latencyMs end as v_latency_ms,
         case when s.source_format = 'openai_chat' then s.response.provider end as body_upstream,
-        coalesce(case s.source_format when 'openai_chat' then s.response.usage.cost is not null or s.response.usage.cost_details.upstream_inference_cost is not null or s.response.usage.is_byok is not null when 'openai_responses' then s.response.usage.cost is not null end, false) as unsupported,
+        coalesce(case s.source_format when 'openai_chat' then json_present(s.response.usage.cost -> '$.total_cost') is not null or s.response.usage.cost is not null or s.response.usage.cost_details.upstream_inference_cost is not null or s.response.usage.is_byok is not null or s.response.usage.cost_in_usd_ticks is not null or (s.response.usage.prompt_tokens_details.audio_tokens is not null and coalesce(plain_count(s.response.usage.prompt_tokens_details.audio_tokens), 1) > 0) or (s.response.usage.prompt_tokens_details.image_tokens is not null and coalesce(plain_count(s.response.usage.prompt_tokens_details.image_tokens), 1) > 0) or (s.response.usage.completion_tokens_details.audio_tokens is not null and coalesce(plain_count(s.response.usage.completion_tokens_details.audio_tokens), 1) > 0) or (s.response.usage.num_sources_used is not null and coalesce(plain_count(s.response.usage.num_sources_used), 1) > 0) or (s.response.usage.citation_tokens is not null and coalesce(plain_count(s.response.usage.citation_tokens), 1) > 0) or (s.response.usage.num_search_queries is not null and coalesce(plain_count(s.response.usage.num_search_queries), 1) > 0) or (s.response.usage.reasoning_tokens is not null and coalesce(plain_count(s.response.usage.reasoning_tokens), 1) > 0) when 'openai_responses' then s.response.usage.cost is not null or s.response.usage.cost_in_usd_ticks is not null when 'anthropic_messages' then (s.response.usage.server_tool_use.web_search_requests is not null and coalesce(plain_count(s.response.usage.server_tool_use.web_search_requests), 1) > 0) when 'gemini_generate_content' then (s.response.usageMetadata.responseTokenCount is not null and coalesce(plain_count(s.response.usageMetadata.responseTokenCount), 1) > 0) when 'bedrock_converse' then (s.response.usage.cacheDetails is not null and coalesce(plain_count(s.response.usage.cacheDetails), 1) > 0) end, false) as unsupported,
         case when s.source_format in ('groq_chat') then 'groq' when s.source_format in ('openai_responses') then 'openai' when s.source_format in ('anthropic_messages') then 'anthropic' when s.source_format in ('gemini_generate_content') then 'gemini' when s.source_format in ('bedrock_converse') then 'bedrock' end as inferred_provider,
         case when s.source_format in ('openai_chat') then 'openai' end as default_provider,
         s.source_format in ('anthropic_messages', 'bedrock_converse') as additive,
         s.source_format in ('gemini_generate_content') as output_optional,
-        s.source_format in ('gemini_generate_content') as reasoning_may_exceed_output
+        s.source_format in ('gemini_generate_content') as reasoning_may_exceed_output,
+        s.source_format in ('anthropic_messages') as reports_write_split
         -- </generated>
     from shaped s
 ),
@@ -149,10 +156,9 @@ valued as (
         plain_json_text(p.v_model) as t_model, plain_json_text(p.v_id) as t_id, plain_json_text(p.v_iso) as t_iso,
         plain_json_text(p.v_tier) as t_tier,
         -- </generated>
-        plain_json_text(p.env_model) as s_env_model, plain_json_text(p.env_tenant) as s_env_tenant,
-        plain_json_text(p.env_app) as s_env_app, plain_json_text(p.env_request_id) as s_env_request_id,
-        plain_json_text(p.env_id) as s_env_id, plain_json_text(p.prefix_hash) as s_prefix_hash,
-        plain_json_text(p.env_ts) as s_env_ts
+        plain_json_text(p.env_model) as s_env_model, plain_json_text(p.env_tenant) as s_env_tenant, plain_json_text(p.env_app) as s_env_app,
+        plain_json_text(p.env_request_id) as s_env_request_id, plain_json_text(p.env_id) as s_env_id,
+        plain_json_text(p.prefix_hash) as s_prefix_hash, plain_json_text(p.env_ts) as s_env_ts
     from picked p
 ),
 resolved as (
@@ -227,8 +233,7 @@ classed as (
 select
     c.source_format,
     coalesce(c.source_format is not null and c.values_plain and c.time_plain and c.provider is not null
-        and (c.n_prompt is not null or c.additive)
-        and (c.n_uncached is not null or not c.additive)
+        and (c.n_prompt is not null or c.additive) and (c.n_uncached is not null or not c.additive)
         and (c.n_output is not null or c.output_optional)
         and c.ts is not null and isfinite(c.ts) and c.ts >= timestamptz '2000-01-01 00:00:00+00'
         and c.ts >= $earliest::timestamptz and c.ts <= $latest::timestamptz
@@ -239,11 +244,8 @@ select
         false) as accepted,
     -- null: the line number's id (the file_items view builds it)
     coalesce(c.s_env_request_id, c.s_env_id, c.t_id) as request_id,
-    c.ts,
-    c.provider,
-    c.model_reported as model,
-    coalesce(c.s_env_tenant, $tenant, 'default') as tenant,
-    coalesce(c.s_env_app, $app, 'default') as app,
+    c.ts, c.provider, c.model_reported as model,
+    coalesce(c.s_env_tenant, $tenant, 'default') as tenant, coalesce(c.s_env_app, $app, 'default') as app,
     c.t_tier as service_tier,
     case when c.s_prefix_hash is not null then 'key:' || md5(c.s_prefix_hash)[1:16]
          else 'series:' || md5(concat_ws('|', c.provider, c.model_reported, coalesce(c.s_env_tenant, $tenant, 'default'),
@@ -253,5 +255,6 @@ select
     c.n_write_5m_all as cache_write_5m_tokens, c.n_write_1h_all as cache_write_1h_tokens, c.n_output_all as output_tokens,
     c.n_reasoning as reasoning_tokens, 1 as request_count, c.n_prompt_all as tier_prompt_tokens,
     -- whole ms (Bedrock Converse metrics.latencyMs); any other latency field is left to the general normaliser
-    c.n_latency_ms::decimal(18, 3) as latency_ms, null::decimal(18, 3) as ttft_ms, null::varchar as latency_issue
+    c.n_latency_ms::decimal(18, 3) as latency_ms, null::decimal(18, 3) as ttft_ms, null::varchar as latency_issue,
+    write_split_issue(c.reports_write_split, c.n_write_5m, c.n_write_1h, c.n_write) as usage_issue, null::json as unmapped_usage
 from classed c;

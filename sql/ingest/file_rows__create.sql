@@ -29,5 +29,7 @@ create or replace temp table file_rows (
     tier_prompt_tokens    bigint,   -- tokens: per-request prompt size that selects a long-context price tier
     latency_ms            decimal(18, 3),  -- ms, request start to end (null: not logged or invalid)
     ttft_ms               decimal(18, 3),  -- ms, request start to first token (null: not logged or invalid)
-    latency_issue         varchar   -- why a logged latency field was left null, else null
+    latency_issue         varchar,  -- why a logged latency field was left null, else null
+    usage_issue           varchar,  -- what the token classes may miss (write split missing, unmapped usage keys), else null
+    unmapped_usage        json      -- body path -> number of each usage key no token class maps, else null
 );

@@ -1,7 +1,7 @@
 -- General normaliser, stage 4 of 4: count, time and check each item of validated_items (stage 3) and
 -- insert one file_rows row per item: accepted (reason null) with its token classes, or rejected with
 -- the first reason (a field error from stage 3, a timestamp, or arithmetic that does not close). Nothing
--- is clamped; latency_ms, ttft_ms and latency_issue come from stage 3. The conventions (each format's,
+-- is clamped; latency_ms, ttft_ms and latency_issue come from stage 3, unmapped_usage from unmapped_usage__create.sql. The conventions (each format's,
 -- pipelines/lib/formats.yaml):
 --   inclusive: the prompt count contains cache reads and writes (uncached = prompt - read - write);
 --   additive: the uncached remainder is reported beside them (a reported total is checked against the sum);
@@ -16,6 +16,8 @@ with
 counted as (
     select
         v.*,
+        u.unmapped_usage,
+        u.unmapped_tokens,
         token_value(v.v_prompt) + coalesce(token_value(v.v_extra_prompt), 0) as n_prompt_reported,
         token_value(v.v_uncached) as n_uncached_reported,
         coalesce(token_value(v.v_read), 0) as n_read,
@@ -29,6 +31,7 @@ counted as (
         token_value(v.v_reasoning) as n_reasoning,
         token_value(v.v_total) as n_total
     from validated_items v
+    left join unmapped_usage u using (source_line, source_item)  -- keys no class maps (kept beside the row)
     where v.field_error is null
 ),
 resolved as (
@@ -109,6 +112,7 @@ checked as (
                  then 'cache write split 5m ' || t.n_write_5m || ' + 1h ' || t.n_write_1h
                       || ' does not equal the reported cache write count ' || t.n_write_reported end,
             case when t.total_is_sum and t.n_total is not null and t.n_total <> t.n_prompt + t.n_output
+                      and t.n_total is distinct from t.n_prompt + t.n_output + t.unmapped_tokens  -- explained: flagged
                  then 'usage total ' || t.n_total || ' does not equal the sum of the usage keys read (' || (t.n_prompt + t.n_output)
                       || '): a key cachemeter does not price (audio, images) carries tokens' end,
             case when t.n_reasoning > t.n_output and not coalesce(t.reasoning_may_exceed_output, false)
@@ -146,8 +150,10 @@ outcomes as (
             when 'unknown' then null
             else 1 end as request_count,
         -- OpenRouter BYOK: usage.cost is OpenRouter's fee; the provider bills the upstream cost to the user's own key
+        -- xAI: usage.cost_in_usd_ticks is the billed USD in ticks of 10^-10 USD (exact: an integer times a decimal)
         coalesce(try_cast(c.env_cost ->> '$' as decimal(38, 15)), try_cast(c.v_cost ->> '$' as decimal(38, 15))
-            + case when c.is_byok then coalesce(try_cast(c.v_cost_upstream ->> '$' as decimal(38, 15)), 0) else 0 end) as reported_cost_usd,
+            + case when c.is_byok then coalesce(try_cast(c.v_cost_upstream ->> '$' as decimal(38, 15)), 0) else 0 end,
+            try_cast(try_cast(c.v_cost_ticks ->> '$' as decimal(38, 0)) * 0.0000000001 as decimal(38, 15))) as reported_cost_usd,
         -- long-context tiers are chosen per request: a bucket's summed prompt says nothing about its requests,
         -- so it is priced at the tier of its reported context window (Anthropic: "200k-1M" -> above 200,000)
         case c.tier_prompt_from
@@ -160,7 +166,14 @@ outcomes as (
         token_value(c.v_trace_ms) as trace_offset_ms,
         c.latency_ms,
         c.ttft_ms,
-        c.latency_issue
+        c.latency_issue,
+        -- what the row's token classes may miss (never a reason: the row is kept and priced as counted)
+        nullif(concat_ws('; ',
+            write_split_issue(c.reports_write_split, token_value(c.v_write_5m), token_value(c.v_write_1h), c.n_write_reported),
+            case when c.unmapped_usage is not null then 'usage keys not mapped to a token class (not priced): '
+                || array_to_string(list_transform(json_keys(c.unmapped_usage), lambda k: k || ' = ' || (c.unmapped_usage ->> k)), ', ')
+            end), '') as usage_issue,
+        c.unmapped_usage
     from checked c
     union all by name
     select source_line, source_item, coalesce(batch_format, source_format) as source_format, field_error as reason, b, j, is_envelope
@@ -213,7 +226,9 @@ select
     o.tier_prompt_tokens,
     o.latency_ms,
     o.ttft_ms,
-    o.latency_issue
+    o.latency_issue,
+    o.usage_issue,
+    o.unmapped_usage
 from outcomes o
 union all by name
 -- lines that are not JSON: the Python reader adds length, hash and parse position afterwards

@@ -19,7 +19,7 @@ lines as (
         source_line,
         source_item,
         line,
-        try(json_transform(line, '{"custom_id":"JSON","result":"JSON","response":"JSON","error":"JSON","spend":"JSON","ts":"JSON","provider":"JSON","model":"JSON","tenant":"JSON","app":"JSON","request_id":"JSON","id":"JSON","reported_cost_usd":"JSON","request":{"prompt_cache_key":"JSON"},"prefix_hash":"JSON"}')) as env
+        try(json_transform(line, '{"custom_id":"JSON","result":"JSON","response":"JSON","error":"JSON","spend":"JSON","response_cost":"JSON","ts":"JSON","provider":"JSON","model":"JSON","tenant":"JSON","app":"JSON","request_id":"JSON","id":"JSON","reported_cost_usd":"JSON","request":{"prompt_cache_key":"JSON"},"prefix_hash":"JSON"}')) as env
     from lines_in
 ),
 docs as (
@@ -45,8 +45,10 @@ unwrapped as (
                  or list_contains(d.batch_keys, 'error') then 'openai_batch_output'
         end as batch_format,
         -- an envelope wraps a body in "response"; batch result lines and LiteLLM spend-log rows (whose
-        -- "response" column is LiteLLM's copy of the body) are read as themselves
-        coalesce(d.is_object and json_type(d.env.response) = 'OBJECT' and d.env.custom_id is null and d.env.spend is null, false)
+        -- "response" column is LiteLLM's copy of the body), and LiteLLM StandardLoggingPayload rows (response_cost
+        -- beside its copy of the body) are read as themselves
+        coalesce(d.is_object and json_type(d.env.response) = 'OBJECT' and d.env.custom_id is null and d.env.spend is null
+                 and d.env.response_cost is null, false)
             as is_envelope
     from docs d
     where d.is_json
@@ -93,7 +95,7 @@ probed as (
     -- one parse of each body for every key the ladder reads
     select e.*, json_transform(e.b0,
         -- <generated probe_type: every key the ladder reads>
-        '{"stream_error":"JSON","hash_ids":"JSON","input_length":"JSON","usageMetadata":"JSON","otel_span":"JSON","span_attributes":"JSON","usage":{"inputTokens":"JSON","prompt_cache_hit_tokens":"JSON","billed_units":"JSON","promptTokens":"JSON","prompt_tokens":"JSON","input_tokens":"JSON","input_tokens_details":"JSON","cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON"},"input":{"inputTokenCount":"JSON"},"meta_info":{"prompt_tokens":"JSON"},"spend":"JSON","usageDetails":"JSON","usage_details":"JSON","usage_metadata":"JSON","providerMetadata":{"anthropic":"JSON"},"num_model_requests":"JSON","object":"JSON","input_uncached_tokens":"JSON","uncached_input_tokens":"JSON","starting_at":"JSON","cache_read_input_tokens":"JSON","cache_creation":"JSON","x_groq":"JSON","type":"JSON","_stream":"JSON"}'
+        '{"stream_error":"JSON","hash_ids":"JSON","input_length":"JSON","usageMetadata":"JSON","otel_span":"JSON","span_attributes":"JSON","usage":{"inputTokens":"JSON","prompt_cache_hit_tokens":"JSON","billed_units":"JSON","promptTokens":"JSON","prompt_tokens":"JSON","input_tokens":"JSON","input_tokens_details":"JSON","cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON"},"input":{"inputTokenCount":"JSON"},"meta_info":{"prompt_tokens":"JSON"},"spend":"JSON","response_cost":"JSON","usageDetails":"JSON","usage_details":"JSON","usage_metadata":"JSON","providerMetadata":{"anthropic":"JSON"},"num_model_requests":"JSON","object":"JSON","input_uncached_tokens":"JSON","uncached_input_tokens":"JSON","starting_at":"JSON","cache_read_input_tokens":"JSON","cache_creation":"JSON","x_groq":"JSON","type":"JSON","_stream":"JSON"}'
         -- </generated>
     ) as k
     from envelope e
@@ -114,7 +116,7 @@ shaped as (
             when k.usage.prompt_cache_hit_tokens is not null then 'deepseek_chat'
             when json_type(k.usage.billed_units) = 'OBJECT' then 'cohere_chat'
             when k.meta_info.prompt_tokens is not null then 'sglang_generate'
-            when k.spend is not null then 'litellm_spend_log'
+            when k.spend is not null or k.response_cost is not null then 'litellm_spend_log'
             when json_type(k.usageDetails) = 'OBJECT' or json_type(k.usage_details) = 'OBJECT' then 'langfuse_generation'
             when json_type(k.usage_metadata) = 'OBJECT' then 'langchain_usage_metadata'
             when k.usage.promptTokens is not null and json_type(k.providerMetadata.anthropic) = 'OBJECT' then 'ai_sdk_anthropic'

@@ -21,7 +21,7 @@ with items as (
         i.uncached_input_tokens, i.cache_read_tokens, i.cache_write_5m_tokens, i.cache_write_1h_tokens,
         i.output_tokens, i.reasoning_tokens, null::varchar as hash_ids, null::bigint as trace_offset_ms,
         i.request_count, null::decimal(38, 15) as reported_cost_usd, i.tier_prompt_tokens, i.latency_ms, i.ttft_ms,
-        i.latency_issue
+        i.latency_issue, i.usage_issue, i.unmapped_usage
     from fast_items i
     where i.accepted
 )

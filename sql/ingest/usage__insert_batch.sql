@@ -33,6 +33,8 @@ select
     f.latency_ms,
     f.ttft_ms,
     f.latency_issue,
+    f.usage_issue,
+    f.unmapped_usage,
     p.system_sha,
     p.tools_sha,
     p.opening_hashes,

@@ -7,6 +7,7 @@ select
     s.* exclude (v),
     'additive' as convention,
     'anthropic' as inferred_provider,
+    true as reports_write_split,
     'unknown' as request_count_from,
     true as id_from_content,
     'context_window' as tier_prompt_from,

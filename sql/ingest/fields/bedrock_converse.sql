@@ -7,6 +7,8 @@ select
     s.* exclude (v),
     'additive' as convention,
     'bedrock' as inferred_provider,
+    ['$.usage']::varchar[] as usage_roots,
+    ['inputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'outputTokens', 'totalTokens']::varchar[] as usage_known,
     v.usage.inputTokens as v_uncached,
     v.usage.cacheReadInputTokens as v_read,
     v.usage.cacheWriteInputTokens as v_write,

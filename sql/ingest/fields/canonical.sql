@@ -7,6 +7,7 @@ select
     s.* exclude (v),
     'additive' as convention,
     'by_model' as inferred_provider,
+    true as reports_write_split,
     'field_or_one' as request_count_from,
     v.uncached_input_tokens as v_uncached,
     v.cache_read_tokens as v_read,

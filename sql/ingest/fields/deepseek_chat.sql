@@ -7,6 +7,8 @@ select
     s.* exclude (v),
     'inclusive' as convention,
     'deepseek' as inferred_provider,
+    ['$.usage']::varchar[] as usage_roots,
+    ['prompt_tokens', 'prompt_tokens_details.cached_tokens', 'prompt_cache_hit_tokens', 'prompt_cache_miss_tokens', 'completion_tokens', 'completion_tokens_details.reasoning_tokens', 'total_tokens']::varchar[] as usage_known,
     v.usage.prompt_tokens as v_prompt,
     coalesce(v.usage.prompt_tokens_details.cached_tokens, v.usage.prompt_cache_hit_tokens) as v_read,
     v.usage.prompt_cache_hit_tokens as v_hit,

@@ -7,6 +7,8 @@ select
     s.* exclude (v),
     'inclusive' as convention,
     'gemini' as inferred_provider,
+    ['$.usageMetadata']::varchar[] as usage_roots,
+    ['promptTokenCount', 'toolUsePromptTokenCount', 'cachedContentTokenCount', 'candidatesTokenCount', 'thoughtsTokenCount', 'serviceTier', 'totalTokenCount', 'promptTokensDetails[*].tokenCount', 'cacheTokensDetails[*].tokenCount', 'candidatesTokensDetails[*].tokenCount', 'toolUsePromptTokensDetails[*].tokenCount']::varchar[] as usage_known,
     true as output_optional,
     true as reasoning_may_exceed_output,
     v.usageMetadata.promptTokenCount as v_prompt,

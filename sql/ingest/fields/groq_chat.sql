@@ -7,6 +7,8 @@ select
     s.* exclude (v),
     'inclusive' as convention,
     'groq' as inferred_provider,
+    ['$.usage']::varchar[] as usage_roots,
+    ['prompt_tokens', 'prompt_tokens_details.cached_tokens', 'completion_tokens', 'total_tokens', 'queue_time', 'prompt_time', 'completion_time', 'total_time']::varchar[] as usage_known,
     v.usage.prompt_tokens as v_prompt,
     v.usage.prompt_tokens_details.cached_tokens as v_read,
     v.usage.completion_tokens as v_output,

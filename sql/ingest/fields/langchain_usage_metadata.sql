@@ -7,6 +7,8 @@ select
     s.* exclude (v),
     'inclusive' as convention,
     'by_model' as inferred_provider,
+    ['$.usage_metadata']::varchar[] as usage_roots,
+    ['input_tokens', 'input_token_details.cache_read', 'input_token_details.cache_creation', 'output_tokens', 'output_token_details.reasoning', 'total_tokens']::varchar[] as usage_known,
     v.usage_metadata.input_tokens as v_prompt,
     v.usage_metadata.input_token_details.cache_read as v_read,
     v.usage_metadata.input_token_details.cache_creation as v_write,

@@ -1,0 +1,163 @@
+"""No usage key is silently ignored; OpenAI-compatible cache fields; billed amounts in ticks and response_cost;
+cache writes without their TTL split. Fixtures in fixtures/usage_keys (each line's source: SOURCE.md there).
+
+Costs are exact: tokens x USD per million tokens from the genai-prices 0.2.3 snapshot for 2026-11-20.
+"""
+
+import shutil
+from decimal import Decimal
+
+import pytest
+
+from pipelines.lib import formats, prices, providers
+from tests.conftest import REPO, query, run_pipeline
+
+FIXTURES = REPO / "fixtures" / "usage_keys"
+M = Decimal(1_000_000)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("usage_keys")
+    shutil.copytree(FIXTURES, tmp / "logs", ignore=shutil.ignore_patterns("*.md"))
+    return run_pipeline(tmp, tmp / "logs")
+
+
+def rows_of(db, source_file):
+    return {r[0]: r[1:] for r in query(db, f"""
+        select u.source_line, u.provider, u.uncached_input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens,
+               u.cache_write_1h_tokens, u.output_tokens, c.priced, c.list_cost_usd, c.cost_basis, c.cost_usd,
+               c.unpriced_reason, u.usage_issue
+        from core.usage u join core.usage_costs c using (request_id) where u.source_file = '{source_file}'""")}
+
+
+# ---- 2. OpenAI-compatible providers: each one's documented cached-token field -----------------------
+
+OPENAI_COMPATIBLE = {
+    # line: provider, classes [uncached, read, write 5m, write 1h, output], list cost, billed
+    # Moonshot Kimi K2: prompt_tokens_details.cached_tokens (platform.kimi.ai; openclaw#7073); 0.95 / 0.16 / 4
+    1: ("moonshotai", [904, 4096, 0, 0, 300], (904 * Decimal("0.95") + 4096 * Decimal("0.16") + 300 * 4) / M, None),
+    # moonshot-v1 context caching: top-level usage.cached_tokens (openclaw#7073); spelled "moonshot"; 1 / 1 / 3
+    2: ("moonshotai", [952, 2048, 0, 0, 100], (952 + 2048 + 100 * 3) / M, None),
+    # Zhipu GLM: prompt_tokens_details.cached_tokens (docs.bigmodel.cn, docs.z.ai context caching); 0.276 / 0.055 / 1.103
+    3: ("zhipuai", [1600, 6400, 0, 0, 500],
+        (1600 * Decimal("0.276") + 6400 * Decimal("0.055") + 500 * Decimal("1.103")) / M, None),
+    # xAI: prompt_tokens_details.cached_tokens, reasoning beside completion (50 + 120), billed in ticks of 1e-10 USD
+    # (docs.x.ai/developers/cost-tracking: 8,350,000 ticks = $0.000835); 1.25 / 0.2 / 2.5 from 2026-04-30
+    4: ("xai", [200, 800, 0, 0, 170], (200 * Decimal("1.25") + 800 * Decimal("0.2") + 170 * Decimal("2.5")) / M,
+        Decimal("0.000835")),
+    # Fireworks: prompt_tokens_details.cached_tokens (docs.fireworks.ai); accounts/.../models/ path; 0.56 / 0.28 / 1.68
+    6: ("fireworks", [928, 3072, 0, 0, 200], (928 * Decimal("0.56") + 3072 * Decimal("0.28") + 200 * Decimal("1.68")) / M, None),
+    # Perplexity: no cache field; usage.cost.total_cost is billed (docs.perplexity.ai UsageInfo.cost), request fee in it
+    7: ("perplexity", [20, 0, 0, 0, 300], Decimal(320) / M, Decimal("0.00532")),
+    # Together: no cache field documented (genai-prices' together extractor reads none); 0.88 / 0.88
+    8: ("together", [1500, 0, 0, 0, 100], 1600 * Decimal("0.88") / M, None),
+}
+
+
+@pytest.mark.parametrize("line", sorted(OPENAI_COMPATIBLE))
+def test_openai_compatible_cache_fields_are_read_and_priced_exactly(run, line):
+    provider, classes, list_cost, billed = OPENAI_COMPATIBLE[line]
+    got = rows_of(run, "openai_compatible.jsonl")[line]
+    assert got[0] == provider
+    assert list(got[1:6]) == classes
+    assert got[6] is True and got[7] == list_cost
+    assert got[8:10] == (("billed", billed) if billed is not None else ("list", list_cost))
+
+
+def test_a_provider_outside_the_catalogue_is_kept_unpriced_with_the_reason(run):
+    # Alibaba DashScope explicit cache (Model Studio context cache): prompt_tokens_details.cache_creation_input_tokens
+    # with its 5-minute split; 2059 - 0 read - 2048 written = 11 uncached
+    got = rows_of(run, "openai_compatible.jsonl")[5]
+    assert got[:6] == ("dashscope", 11, 0, 2048, 0, 201)
+    assert got[6] is False and got[7] is None and got[9] is None
+    assert got[10] == "no price for dashscope model qwen-plus (catalogue id qwen-plus) on 2026-11-20; add it with --prices"
+
+
+# ---- 3. billed amounts: LiteLLM StandardLoggingPayload response_cost ----------------------------------
+
+def test_litellm_response_cost_is_the_billed_cost(run):
+    # docs.litellm.ai/docs/proxy/logging_spec: response_cost (USD) beside LiteLLM's copy of the response;
+    # startTime in Unix seconds; usage_object is the cache-inclusive Usage (1000 - 512 cached); gpt-4.1 2 / 0.5 / 8
+    got = rows_of(run, "litellm_standard_logging_payload.jsonl")[1]
+    assert got[:6] == ("openai", 488, 512, 0, 0, 100)
+    assert got[7] == (488 * 2 + 512 * Decimal("0.5") + 100 * 8) / M
+    assert got[8:10] == ("billed", Decimal("0.00123"))
+
+
+# ---- 4. a cache write without its 5m / 1h split: priced at the 5-minute default, flagged -----------------
+
+def test_a_write_total_without_its_split_is_priced_at_the_5_minute_rate_and_flagged(run):
+    # Anthropic prompt caching: cache_control's ttl defaults to 5m; claude-sonnet-4-5 3 / 3.75 (5m) / 6 (1h) / 15
+    got = rows_of(run, "write_split.jsonl")
+    five_minute = (10 * 3 + 2000 * Decimal("3.75") + 50 * 15) / M
+    for line, how in ((1, "both zero"), (2, "missing")):
+        assert list(got[line][1:6]) == [10, 0, 2000, 0, 50]
+        assert got[line][7] == five_minute == Decimal("0.00828")
+        assert got[line][11] == (f"cache write of 2000 tokens without its 5m / 1h split ({how}): "
+                                 "priced at the documented default TTL, 5 minutes")
+    assert list(got[3][1:6]) == [10, 0, 0, 2000, 50] and got[3][7] == (30 + 2000 * 6 + 750) / M and got[3][11] is None
+
+
+# ---- 1. no silent usage key: a finding per format family ---------------------------------------------
+
+UNMAPPED = {  # line: (source_format, body key, tokens); the documented shape of each (SOURCE.md)
+    1: ("openai_chat", "usage.prompt_tokens_details.audio_tokens", 400),
+    2: ("anthropic_messages", "usage.server_tool_use.web_search_requests", 2),
+    3: ("gemini_generate_content", "usageMetadata.responseTokenCount", 10),
+    4: ("bedrock_converse", "usage.cacheDetails[*].inputTokens", 1000),
+    5: ("otel_genai_span", "gen_ai.usage.input_tokens.audio", 300),
+    6: ("openinference_span", "llm.token_count.prompt_details.audio", 200),
+    7: ("langfuse_generation", "u.input_audio_tokens", 200),
+    8: ("litellm_spend_log", "metadata.usage_object.prompt_tokens_details.audio_tokens", 250),
+}
+
+
+def test_every_unmapped_usage_key_is_kept_on_its_row_and_reported_per_day(run):
+    got = {r[0]: r[1:] for r in query(run, "select source_line, source_format, unmapped_usage, usage_issue from core.usage "
+                                           "where source_file = 'unmapped_keys.jsonl'")}
+    assert set(got) == set(UNMAPPED)  # none quarantined: Langfuse's total (1040 = 840 + 200) is explained
+    for line, (source_format, key, tokens) in UNMAPPED.items():
+        assert got[line][0] == source_format
+        assert got[line][1] == f'{{"{key}":{tokens}}}'
+        assert got[line][2] == f"usage keys not mapped to a token class (not priced): {key} = {tokens}"
+    findings = query(run, "select message, observed from marts.cache_alerts where rule = 'data_quality' order by message")
+    assert len(findings) == len(UNMAPPED)
+    for source_format, key, tokens in UNMAPPED.values():
+        message = (f"{source_format} usage key {key} carried {tokens:,} tokens on 1 row(s) on 2026-11-20 that no token "
+                   "class maps, so they are not priced")
+        assert [observed for m, observed in findings if m.startswith(message)] == [tokens], message
+    # the rows are kept and priced as counted: the audio key is not added to any class
+    assert query(run, "select uncached_input_tokens, output_tokens from core.usage where request_id = 'un-openai'") == [(1200, 80)]
+
+
+def test_the_fast_lane_defers_a_documented_unpriced_key_and_takes_a_zero_one():
+    sql = (REPO / "sql" / "ingest" / "fast_items__read_jsonl.sql").read_text()
+    assert ("(s.response.usage.prompt_tokens_details.audio_tokens is not null and "
+            "coalesce(plain_count(s.response.usage.prompt_tokens_details.audio_tokens), 1) > 0)") in sql
+
+
+def test_every_usage_key_declaration_has_a_source():
+    decl = formats.load()
+    declared = [f for f in decl.formats.values() if f.usage is not None]
+    assert {f.name for f in declared} >= {"openai_chat", "anthropic_messages", "gemini_generate_content",
+                                          "bedrock_converse", "otel_genai_span", "openinference_span",
+                                          "langfuse_generation", "litellm_spend_log"}
+    for f in declared:
+        for key, source in {**f.usage.informational, **f.usage.unpriced}.items():
+            assert source.strip(), (f.name, key)
+
+
+# ---- 5. one provider table -------------------------------------------------------------------------
+
+def test_catalogue_names_come_from_the_one_provider_table():
+    assert prices.PROVIDER_TO_CATALOGUE is providers.PROVIDER_TO_CATALOGUE
+    assert prices.CATALOGUE_TO_PROVIDER is providers.CATALOGUE_TO_PROVIDER
+    assert providers.PROVIDER_TO_CATALOGUE == {p.name: p.catalogue for p in providers.PROVIDERS if p.catalogue}
+    from genai_prices.data_snapshot import get_snapshot
+    ids = {p.id for p in get_snapshot().providers}
+    assert set(providers.PROVIDER_TO_CATALOGUE.values()) <= ids
+    # every OpenAI-compatible provider of the survey is known, under its own or an alias spelling
+    for spelling in ("moonshotai", "moonshot", "kimi", "zhipuai", "zai", "together_ai", "fireworks_ai", "perplexity",
+                     "groq", "deepseek", "mistralai", "x-ai", "dashscope", "qwen"):
+        assert spelling in providers.PROVIDER_ALIASES, spelling
