@@ -407,8 +407,7 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
         other = [f"{ref('s.response', schema, p)} is not null" for n, m in f.fields.items() if n not in lane_fields
                  for p in m.paths]
         # a documented key no class prices, above zero (or not a count): the general normaliser reports it
-        other += [f"({(r := ref('s.response', schema, p))} is not null and coalesce(plain_count({r}), 1) > 0)"
-                  for p in f.unpriced_paths()]
+        other += [f"{ref('s.response', schema, p)} <> '0'" for p in f.unpriced_paths()]  # raw JSON text: cheap
         if other:
             unsupported.append(f"when '{f.name}' then " + " or ".join(other))
     picked.append(f"        coalesce(case s.source_format {' '.join(unsupported)} end, false) as unsupported"
