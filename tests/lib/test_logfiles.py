@@ -7,7 +7,8 @@ import pyarrow as pa
 import pytest
 
 from pipelines.ingest import readers as logfiles
-from pipelines.ingest.readers import LogFile, SourceConfigError, load_source_yaml, read_records
+from pipelines.ingest.discover import LogFile, SourceConfigError, load_source_yaml
+from pipelines.ingest.readers import read_records
 
 
 def records_of(path):

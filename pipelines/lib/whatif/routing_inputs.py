@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.ingest.readers import discover
+from pipelines.ingest.discover import discover
 from pipelines.lib.sql import statement
 from pipelines.lib.whatif.routing import Request
 
