@@ -63,7 +63,7 @@ RULES: tuple[Rule, ...] = (
          "(only files of {quality_min_records}+ records are judged); or a usage key no token class maps carried "
          "tokens on a day (one finding per format and key, naming its tokens: `core.usage.unmapped_usage`)",
          "read `core.quarantine` for the reasons; map the key or declare it informational in "
-         "`pipelines/lib/formats.yaml`"),
+         "`pipelines/ingest/formats.yaml`"),
 )
 
 NAMES: tuple[str, ...] = tuple(r.name for r in RULES)

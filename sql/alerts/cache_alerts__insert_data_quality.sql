@@ -1,7 +1,7 @@
 -- data_quality, two findings per day of [$start, $end):
 -- * the log files that fed the day rejected more than $quality_max_quarantine_share of their records into
 --   core.quarantine (files with at least $quality_min_records records); observed = quarantined share;
--- * a usage key no token class maps (core.usage.unmapped_usage: pipelines/lib/formats.yaml usage_keys) carried
+-- * a usage key no token class maps (core.usage.unmapped_usage: pipelines/ingest/formats.yaml usage_keys) carried
 --   tokens: one finding per (day, source_format, key), naming the key, the format and its tokens (observed),
 --   whatever the amount: those tokens are not priced, so the day's cost may be understated.
 insert into marts.cache_alerts by name
@@ -44,7 +44,7 @@ unmapped_final as (
         null::varchar as prefix_family,
         tokens as observed, null::double as baseline, null::decimal(38, 15) as lost_savings_usd, day as first_day,
         format('{} usage key {} carried {:,} tokens on {:,} row(s) on {} that no token class maps, so they are not priced: '
-               || 'map it to a token class or declare it informational in pipelines/lib/formats.yaml (usage_keys)',
+               || 'map it to a token class or declare it informational in pipelines/ingest/formats.yaml (usage_keys)',
                source_format, key, tokens::hugeint, rows, day) as message
     from unmapped
 )

@@ -1,15 +1,15 @@
 -- Fast lane: normalise the common records of one JSONL file, plain or gzip ($path), straight from DuckDB's
 -- parallel JSON reader into fast_items (accepted = true; read through the file_items view), and mark every
 -- other line deferred for the general normaliser (shaped_items__create.sql and the stages after it).
--- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
--- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written. A line takes the lane only when the general normaliser would accept it with the same values: an envelope
--- {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?, "response": body} whose body is
--- a fast_lane format, told apart by the general ladder in its order, every count (and a latency in ms) a plain
--- non-negative integer below 10^12, every text a plain JSON string, the time in range and the arithmetic
--- closing; else deferred, never rejected here (tests/sql/test_fast_lane.py: both readers' rows are equal). The
--- schema holds only the paths the ladder and the lane's formats read (usage keys are walked by the general one).
--- Line numbers: one row per non-blank line (a malformed line is a row of nulls under ignore_errors), in file
--- order, none filtered out: rowid + 1 is the line number when the file has no blank line (the caller checks).
+-- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/ingest/formats.yaml by
+-- `python -m pipelines.ingest.format_sql` (drift-tested); the rest is hand-written. A line takes the lane only
+-- when the general normaliser would accept it with the same values: an envelope {"ts", "provider"?, "model"?,
+-- "tenant"?, "app"?, "request_id"?, "prefix_hash"?, "response": body} whose body is a fast_lane format, told apart
+-- by the general ladder in its order, every count (and a latency in ms) a plain non-negative integer below 10^12,
+-- every text a plain JSON string, the time in range and the arithmetic closing; else deferred, never rejected
+-- here (tests/sql/test_fast_lane.py: both readers' rows are equal). The schema holds only the paths the ladder and
+-- the lane's formats read (usage keys are walked by the general one; documented unpriced ones defer the line). One
+-- row per non-blank line (a malformed line: nulls), none filtered out: rowid + 1 is the line number (caller checks).
 -- Parameters: $path (glob characters escaped by logfiles.duckdb_literal_path), $provider, $model, $tenant, $app,
 -- $default_ts, $deployment_names, $deployment_models, $earliest, $latest as for the general normaliser.
 create or replace temp table fast_items as

@@ -1,5 +1,5 @@
 -- General normaliser, between stages 3 and 4: unmapped_usage, one row per item of validated_items that carries
--- a number under its format's usage roots (pipelines/lib/formats.yaml usage_keys) which the format neither maps
+-- a number under its format's usage roots (pipelines/ingest/formats.yaml usage_keys) which the format neither maps
 -- to a field nor declares informational, and that is above zero. unmapped_usage is a JSON object: body path ->
 -- the number (tokens, as the source reports them), e.g. {"usage.prompt_tokens_details.audio_tokens": 12}; stage 4
 -- copies it to core.usage.unmapped_usage and names the keys in core.usage.usage_issue, and the data_quality rule

@@ -9,7 +9,8 @@ from decimal import Decimal
 
 import pytest
 
-from pipelines.lib import formats, prices, providers
+from pipelines.ingest import formats
+from pipelines.lib import prices, providers
 from tests.conftest import REPO, query, run_pipeline
 
 FIXTURES = REPO / "fixtures" / "usage_keys"
@@ -164,7 +165,8 @@ def test_catalogue_names_come_from_the_one_provider_table():
 
 def test_both_readers_give_these_rows_alike(tmp_path):
     # the fast lane (typed reader) and the general normaliser agree on every fixture row, flags included
-    from pipelines.lib import ingest, warehouse
+    from pipelines.ingest import stage as ingest
+    from pipelines.lib import warehouse
     got = []
     for lane in (True, False):
         logs = tmp_path / f"logs_{lane}"
