@@ -10,11 +10,11 @@ import dagster as dg
 import duckdb
 
 from pipelines.lib import expectations
-from pipelines.lib.prices import PROVIDER_TO_CATALOGUE
+from pipelines.lib.providers import PROVIDERS
 from pipelines.lib.sql import params_for, statement
 
-# every provider the adapters can name (the priced ones, and self-hosted engines)
-KNOWN_PROVIDERS = sorted({*PROVIDER_TO_CATALOGUE, "self_hosted"})
+# every provider the adapters can name (lib/providers.PROVIDERS: the priced ones, DashScope, self-hosted engines)
+KNOWN_PROVIDERS = sorted({p.name for p in PROVIDERS})
 
 
 def invariant_spec(asset_key: list[str], name: str, description: str) -> dg.AssetCheckSpec:

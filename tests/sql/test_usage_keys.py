@@ -178,3 +178,9 @@ def test_both_readers_give_these_rows_alike(tmp_path):
                                 "usage_issue, unmapped_usage::varchar from core.usage order by 1, 2").fetchall())
         conn.close()
     assert len(got[0]) == 20 and got[0] == got[1]
+
+
+def test_the_provider_check_knows_every_provider_of_the_table():
+    from pipelines.defs import checks
+    assert checks.KNOWN_PROVIDERS == sorted(p.name for p in providers.PROVIDERS)
+    assert "dashscope" in checks.KNOWN_PROVIDERS and "self_hosted" in checks.KNOWN_PROVIDERS
