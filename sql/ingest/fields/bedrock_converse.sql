@@ -8,7 +8,7 @@ select
     'additive' as convention,
     'bedrock' as inferred_provider,
     ['$.usage']::varchar[] as usage_roots,
-    ['inputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'outputTokens', 'totalTokens']::varchar[] as usage_known,
+    ['inputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'outputTokens', 'totalTokens', 'cacheReadInputTokenCount', 'cacheWriteInputTokenCount']::varchar[] as usage_known,
     v.usage.inputTokens as v_uncached,
     v.usage.cacheReadInputTokens as v_read,
     v.usage.cacheWriteInputTokens as v_write,
