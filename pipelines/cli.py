@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import os
 import shutil
 import sys
 from decimal import Decimal
@@ -62,6 +63,9 @@ def run(
                                   "logs or prices changed (for example after changing alert thresholds)."),
     wait: float = typer.Option(0, "--wait", min=0, help="Seconds to wait for another run holding the warehouse "
                                "before giving up (default: give up at once, naming the holder)."),
+    parallel: int = typer.Option(1, "--parallel", envvar="CACHEMETER_PARALLEL", min=1,
+                                 help="Processes that build the days at once (a DuckLake with a PostgreSQL catalog only; "
+                                 "elsewhere days are built one after another)."),
 ) -> None:
     """Stage new or changed logs, price them and rebuild the UTC days they touch; print the daily savings.
 
@@ -74,6 +78,7 @@ def run(
 
     logging.getLogger("dagster").setLevel(logging.ERROR)
     runner.configure(logs, db, prices, follow_symlinks, data_path)
+    os.environ["CACHEMETER_PARALLEL"] = str(parallel)  # read by the runner and its worker processes
     from pipelines.defs.settings import CachemeterSettings
 
     try:  # a bad setting or settings file: one line naming it, before Dagster builds the definitions from it

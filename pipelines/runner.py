@@ -19,7 +19,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.defs.nightly.jobs import CODE_LOCATION, daily_job, ingest_job, publish_job, range_tags
+from pipelines.defs.nightly.jobs import (CODE_LOCATION, PUBLISH_ASSETS, WINDOW_ASSETS, daily_job, ingest_job, publish_job,
+                                          range_tags)
 from pipelines.defs.settings import DEFAULT_LOGS, CachemeterSettings
 from pipelines.lib import expectations, lake, progress, report, warehouse
 from pipelines.lib.sql import statement
@@ -35,6 +36,7 @@ class RunResult:
 
     first_day: date | None
     last_day: date | None
+    retried_steps: int = 0  # steps run again after a DuckLake write conflict (parallel builds; pipelines/parallel_days.py)
 
 
 def configure(logs: Path | None, db: Path | str, prices: Path | None, follow_symlinks: bool = False,
@@ -68,7 +70,10 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
     (and the staged days after them whose baselines read them), every staged day when the price book
     changed, and days a run did not finish. A nightly run on top of a long history therefore costs what
     the new day costs. ``all_days`` rebuilds every staged day (after changing alert thresholds, for example).
+    On a PostgreSQL-catalog DuckLake with ``CACHEMETER_PARALLEL`` > 1 the days are built by that many
+    processes at once (``pipelines/parallel_days.py``), with the same results.
     """
+    from pipelines import parallel_days
     from pipelines.defs.nightly.sensors import pending_ranges
     from pipelines.definitions import defs as load_defs
 
@@ -78,6 +83,7 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
         instance = dg.DagsterInstance.get()
     instance = instance or dg.DagsterInstance.ephemeral()
     dependent_days = CachemeterSettings.from_env().dependent_days
+    workers = parallel_days.workers_for(os.environ["CACHEMETER_DB"])
 
     # seconds of imports and of bundling the report's JavaScript, overlapped with staging (in DuckDB)
     expectations.preload()
@@ -92,26 +98,37 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
             _execute(defs, publish_job.name, instance, {}, "publishing the snapshot")
             return RunResult(None, None)
         total = sum((last - first).days + 1 for first, last, _, _ in ranges)
-        done = 0
+        done, retried, selection = 0, 0, None
+        if workers > 1:
+            progress.report("build", 0, total, f"{ranges[0][0]} .. {ranges[-1][1]} in {workers} processes")
+            retried = parallel_days.build_day_local([(first, last) for first, last, _, _ in ranges], workers)
+            selection = WINDOW_ASSETS + PUBLISH_ASSETS  # the day-local assets are built
         for first, last, _, _ in ranges:
             progress.report("build", done, total, f"{first} .. {last}")
-            _execute(defs, daily_job.name, instance, range_tags(first, last), f"days {first} .. {last}")
+            retried += _execute(defs, daily_job.name, instance, range_tags(first, last), f"days {first} .. {last}",
+                                selection)
             done += (last - first).days + 1
         progress.report("build", total, total, f"{ranges[0][0]} .. {ranges[-1][1]}")
-    return RunResult(ranges[0][0], ranges[-1][1])
+    return RunResult(ranges[0][0], ranges[-1][1], retried)
 
 
-def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict, what: str) -> None:
+def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict, what: str,
+             assets: list[list[str]] | None = None) -> int:
+    """Run ``job_name`` in this process (only ``assets`` when given); returns the steps Dagster ran again
+    (``RetryRequested``). Raises ``PipelineError`` with the first failed step's cause."""
     from pipelines.defs.nightly.sensors import root_cause
 
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+    selection = [dg.AssetKey(key) for key in assets] if assets else None
     with _recorded_as_code_location(instance, job_name):
         result = defs.resolve_job_def(job_name).execute_in_process(
-            instance=instance, run_config=quiet, tags={**tags, "cachemeter/trigger": "cli"}, raise_on_error=False)
+            instance=instance, run_config=quiet, tags={**tags, "cachemeter/trigger": "cli"}, raise_on_error=False,
+            asset_selection=selection)
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]
         detail = root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"
         raise PipelineError(f"{what} failed: {detail}")
+    return sum(event.is_step_up_for_retry for event in result.all_events)
 
 
 @contextmanager

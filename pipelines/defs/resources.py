@@ -9,6 +9,7 @@ message naming it.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -19,6 +20,11 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import lake, warehouse
+
+
+# a DuckLake write that met another process's rewrite of the same table (pipelines/parallel_days.py) is run
+# again: up to this many times, after a random 1-5 s, so two processes in step do not meet again
+CONFLICT_RETRIES = 8
 
 
 class WarehousePathError(ValueError):
@@ -46,7 +52,10 @@ def warehouse_connection(resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyCo
     Raises ``WarehousePathError`` when the resource's path is relative; creates the file's folder. When
     another process holds the file's write lock (a CLI run beside a scheduled one), the step asks Dagster
     to run it again later (``dg.RetryRequested``: up to 5 times, 30 s apart, each retry in the run's log)
-    instead of failing the run.
+    instead of failing the run. A DuckLake transaction conflict raised in the block (two processes
+    rewriting the same table at once: DuckLake re-commits non-conflicting changes itself, not a delete
+    met by a concurrent insert) is retried the same way (``CONFLICT_RETRIES``); every window rewrite is
+    idempotent, so the step's second run writes what its first would have.
     """
     database = warehouse_path(resource)
     with ExitStack() as stack:
@@ -60,7 +69,12 @@ def warehouse_connection(resource: DuckDBResource) -> Iterator[duckdb.DuckDBPyCo
                 raise
             raise dg.RetryRequested(max_retries=5, seconds_to_wait=30) from warehouse.WarehouseBusyError(
                 f"the warehouse {database} is in use by {holder}")
-        yield warehouse.prepare(conn)
+        try:
+            yield warehouse.prepare(conn)
+        except duckdb.TransactionException as exc:
+            if "transaction conflict" not in str(exc).lower():
+                raise
+            raise dg.RetryRequested(max_retries=CONFLICT_RETRIES, seconds_to_wait=random.uniform(1, 5)) from exc
 
 
 def _open(database: Path | str, config: dict) -> duckdb.DuckDBPyConnection:

@@ -278,8 +278,19 @@ def test_cli_fetch_then_run_puts_the_exact_tokens_of_every_page_into_core_usage(
         ("openai_usage_bucket", "gpt-4.1-mini", project, nov20, 91, False, 126266, 262144, 0, 0, 16920),
         ("openai_usage_bucket", "gpt-5.6-sol", project, nov20, 8, True, 7680, 30720, 12800, 0, 2100)]
     assert query(db, "select count(*) from core.quarantine") == [(0,)]
-    # the cost report is not usage: no file of it was staged
+    # the cost report is not usage: no file of it was staged; it is billed cost, in its own table
     assert query(db, "select count(*) from stage.files where source_file like '%cost_report%'") == [(0,)]
+    assert query(db, "select day, result_index, amount_cents, billed_usd from core.billed_costs order by 2") == [
+        (nov20, 1, Decimal("128463.00"), Decimal("1284.63")), (nov20, 2, Decimal("148739.20"), Decimal("1487.392")),
+        (nov20, 3, Decimal("0.50"), Decimal("0.005"))]
+    computed = query(db, "select sum(cost_usd) from core.usage_costs where provider = 'anthropic'")[0][0]
+    assert computed > 0
+    # (the recorded page bills 1,000x what the usage page's tokens cost at list rates: a gap the view shows)
+    assert computed == Decimal("10.5462195")
+    (row,) = query(db, "select * from marts.billed_cost_reconciliation")
+    assert row[:-2] == (nov20, "anthropic", 3, Decimal("2772.027"), Decimal("2772.022"), computed, computed,
+                        Decimal("2761.4757805"))
+    assert row[-2:] == (pytest.approx(2761.4757805 / 2772.022, rel=1e-12), 0)
 
 
 def test_the_cli_without_a_key_says_which_variable_to_set(tmp_path, monkeypatch):
@@ -331,3 +342,49 @@ def test_the_asset_fetches_its_partition_fails_on_a_failed_page_and_without_keys
     assert idle.success and list(empty.iterdir()) == []
     assert any("usage APIs: no OPENAI_ADMIN_KEY or ANTHROPIC_ADMIN_KEY set, nothing fetched" == entry.user_message
                for entry in instance.all_logs(idle.run_id))
+
+
+def test_cost_report_pages_load_into_billed_costs_exactly_and_a_failed_page_keeps_its_day(fake, tmp_path):
+    from pipelines.lib.usage_api import cost_report
+
+    logs, db = tmp_path / "logs", tmp_path / "w.duckdb"
+    logs.mkdir()
+    pages.fetch_day(logs, DAY, config(fake), "anthropic")
+    loaded_rows = ("select day, provider, source_file, result_index, workspace_id, description, cost_type, model, "
+                   "service_tier, token_type, currency, amount_cents, billed_usd from core.billed_costs order by result_index")
+    page = pages.MANAGED_DIR + "/anthropic_cost_report/2026-11-20/page-0001.json.raw"
+    workspace = "wrkspc_01BkGOSN3XV1ABtAJqnzGvRo"
+    expected = [
+        (DAY, "anthropic", page, 1, workspace, "Claude Haiku 4.5 Usage - Input Tokens", "tokens", "claude-haiku-4-5-20251001",
+         "standard", "uncached_input_tokens", "USD", Decimal("128463.00"), Decimal("1284.63")),
+        (DAY, "anthropic", page, 2, workspace, "Claude Haiku 4.5 Usage - Cache Read", "tokens", "claude-haiku-4-5-20251001",
+         "standard", "cache_read_input_tokens", "USD", Decimal("148739.20"), Decimal("1487.392")),
+        (DAY, "anthropic", page, 3, None, "Web Search", "web_search", None, None, None, "USD", Decimal("0.50"), Decimal("0.005"))]
+    with warehouse.connect(db) as conn:
+        assert cost_report.load(conn, logs) == cost_report.Loaded(days=1, rows=3)
+        assert conn.execute(loaded_rows).fetchall() == expected
+        assert conn.execute("select sum(billed_usd) from core.billed_costs").fetchone() == (Decimal("2772.027"),)
+        assert cost_report.load(conn, logs) == cost_report.Loaded(days=1, rows=3)  # again: the same rows, not twice
+        assert conn.execute(loaded_rows).fetchall() == expected
+
+        # the day fetched again, its page failing: the day keeps what was billed, the page is quarantined
+        fake.script[(COSTS, None)] = [(503, {}, recorded("anthropic_error_overloaded.json"))]
+        pages.fetch_day(logs, DAY, config(fake), "anthropic")
+        reason = ("the page was not fetched: anthropic_cost_report 2026-11-20 page 1: HTTP 503 after 2 retries: "
+                  "overloaded_error Overloaded")
+        assert cost_report.load(conn, logs) == cost_report.Loaded(refused={page: reason})
+        assert conn.execute(loaded_rows).fetchall() == expected
+        assert conn.execute("select source_file, source_line, source_format, reason from core.quarantine").fetchall() == [
+            (page, 0, "anthropic_cost_report", reason)]
+
+        # a page not of the documented shape (an amount that is not a decimal string) is refused the same way
+        (logs / page).write_text('{"data": [{"starting_at": "2026-11-20T00:00:00Z", "ending_at": "2026-11-21T00:00:00Z", '
+                                 '"results": [{"amount": 12.5, "currency": "USD"}]}], "has_more": false, "next_page": null}')
+        assert cost_report.load(conn, logs).refused == {
+            page: "not a documented cost report page: a result without a decimal amount in USD"}
+        assert conn.execute(loaded_rows).fetchall() == expected
+
+        fake.set_pages(COSTS, [COST_PAGE])  # answered again: the day loads again, its quarantine record goes
+        pages.fetch_day(logs, DAY, config(fake), "anthropic")
+        assert cost_report.load(conn, logs) == cost_report.Loaded(days=1, rows=3)
+        assert conn.execute("select count(*) from core.quarantine").fetchone() == (0,)

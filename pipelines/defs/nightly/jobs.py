@@ -14,11 +14,18 @@ import dagster as dg
 from pipelines.defs.partitions import daily_partitions
 
 STAGED_FILES = dg.AssetKey(["stage", "files"])
-INGEST_ASSETS = [["stage", "files"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"]]
+INGEST_ASSETS = [["stage", "files"], ["core", "quarantine"], ["core", "prices"], ["core", "cache_minimums"],
+                 ["core", "billed_costs"]]
 DAILY_ASSETS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"], ["marts", "prefix_families"],
                 ["marts", "cost_reconciliation"], ["marts", "cache_alerts"], ["marts", "whatif_routing"],
                 ["marts", "whatif_cache_ttl"], ["marts", "ttft_by_family"]]
 PUBLISH_ASSETS = [["publish", "warehouse_snapshot"], ["publish", "cache_report"], ["marts", "alert_deliveries"]]
+# The daily assets whose rows for a day read only that day's staged rows, prices and upstream rows: on a
+# lake several processes build them for different days at once (pipelines/parallel_days.py), and the
+# rest (WINDOW_ASSETS: trailing baselines, the TTL replay's day before, incidents) then run over the whole range.
+DAY_LOCAL_ASSETS = [["core", "usage"], ["core", "usage_costs"], ["marts", "daily_savings"],
+                    ["marts", "cost_reconciliation"], ["marts", "whatif_routing"], ["marts", "ttft_by_family"]]
+WINDOW_ASSETS = [key for key in DAILY_ASSETS if key not in DAY_LOCAL_ASSETS]
 # the consistency check of marts.daily_savings also runs right after staging: a day staged again but
 # not rebuilt yet then shows as failed in the UI until the daily run rebuilds it
 CONSISTENCY_CHECK = dg.AssetCheckKey(dg.AssetKey(["marts", "daily_savings"]), "agrees_with_core_usage")

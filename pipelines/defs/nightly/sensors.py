@@ -17,6 +17,7 @@ import dagster as dg
 from duckdb import CatalogException, DuckDBPyConnection, IOException
 from dagster_duckdb import DuckDBResource
 
+from pipelines import parallel_days
 from pipelines.defs.nightly.jobs import JOBS, daily_job, ingest_job, range_tags
 from pipelines.defs.nightly.schedules import DEADLINE_HOUR_UTC
 from pipelines.defs.partitions import PARTITIONS_START
@@ -52,7 +53,8 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
 
     The run key names the range, its latest staged change and the latest successful ingest run, so a
     range is requested once per night it is still pending (a failed rebuild is tried again after the
-    next staging, not every minute).
+    next staging, not every minute). On a PostgreSQL-catalog lake with ``CACHEMETER_PARALLEL`` > 1 a range
+    is requested as parallel chunk runs, then its window run (``parallel_days.run_requests``).
     """
     for job in (ingest_job, daily_job):
         if _latest_run_id(context.instance, job.name, IN_FLIGHT):
@@ -75,6 +77,12 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
     if not ranges:
         return dg.SkipReason("no pending days")
     ingest_run = _latest_run_id(context.instance, ingest_job.name, [dg.DagsterRunStatus.SUCCESS]) or "none"
+    workers = parallel_days.workers_for(str(path))
+    if workers > 1:  # a PostgreSQL lake: chunks of days in parallel runs, then the range's window run
+        def succeeded(range_key: str) -> int:
+            return len(context.instance.get_run_ids(filters=dg.RunsFilter(
+                tags={parallel_days.RANGE_TAG: range_key}, statuses=[dg.DagsterRunStatus.SUCCESS])))
+        return parallel_days.run_requests(ranges, workers, ingest_run, "pending_days_sensor", succeeded)
     return [dg.RunRequest(job_name=daily_job.name, tags={**range_tags(first, last), "cachemeter/pending_days": str(days),
                                                          "cachemeter/trigger": "pending_days_sensor"},
                           run_key=f"{first}..{last}@{staged_at.isoformat()}#{ingest_run}")
