@@ -289,12 +289,14 @@ def fields_sql(decl: Declaration, fmt: Format) -> str:
             value = field_value(spec.kind, [ref("v", node, p) for p in mapping.paths])
         columns.append(f"{value} as {spec.column}")
     body = ",\n".join("    " + c for c in columns)
+    # the body text is left behind (stages 3 and 4 read the fields), but where the request id is a hash of it
+    keep_body = "v" if fmt.options["id_from_content"] else "v, b"
     return (HEADER +
             f"-- General normaliser, stage 2: the fields of {fmt.name} items ({fmt.title}).\n"
             f"-- One parse of each item for every path the format reads (into named struct fields).\n"
             "insert into fielded_items by name\n"
             "select\n"
-            "    s.* exclude (v),\n"
+            f"    s.* exclude ({keep_body}),\n"
             f"{body}\n"
             f"from (select s.*, json_transform(s.b, '{transform_type(node)}') as v\n"
             f"      from shaped_items s where s.source_format = '{fmt.name}') s;\n")

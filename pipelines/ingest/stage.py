@@ -337,11 +337,13 @@ def _any_in(sorted_values: np.ndarray | None, low: int, high: int) -> bool:
 
 
 def _normalise(conn: duckdb.DuckDBPyConnection, chunks: list[pa.Table], params: dict) -> None:
-    """Run the general normaliser over ``(source_line, line, source_item)`` chunks into file_rows."""
+    """Run the general normaliser over ``(source_line, line, source_item)`` chunks into file_rows (a chunk's
+    lines are read by each stage from the registered ``lines_in``, never copied into the stages' tables)."""
     if not chunks:
         return
     chunk = pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
-    conn.register("lines_in", chunk)
+    # item numbers the chunk's rows: the stages carry it instead of the line text (shaped_items__create.sql)
+    conn.register("lines_in", chunk.append_column("item", pa.array(np.arange(chunk.num_rows), pa.int64())))
     try:
         _run(conn, SHAPE, params)
         _run(conn, FIELDED, params)

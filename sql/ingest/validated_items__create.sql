@@ -95,7 +95,7 @@ clocked as (
 select
     x.*,
     coalesce(
-        case when not x.is_object then 'record is JSON ' || lower(json_type(x.j)) || ', not an object' end,
+        case when not x.is_object then 'record is JSON ' || x.json_kind || ', not an object' end,
         x.batch_error,
         case when x.source_format = 'stream' then x.b0_stream_error end,
         case when x.source_format is null and json_type(x.b, '$.engine_log') = 'OBJECT'

@@ -4,7 +4,7 @@
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'additive' as convention,
     'bedrock' as inferred_provider,
     v.usage.inputTokens as v_uncached,

@@ -4,7 +4,7 @@
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'total_decides' as convention,
     'by_model' as inferred_provider,
     v."llm.token_count.prompt" as v_prompt,

@@ -4,7 +4,7 @@
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'inclusive' as convention,
     'self_hosted' as inferred_provider,
     v.meta_info.prompt_tokens as v_prompt,
