@@ -1,6 +1,6 @@
 """Generate the usage readers' SQL and the adapter table of docs/formats.md from ``formats.yaml``.
 
-``python -m pipelines.lib.format_sql`` (or ``make formats``) writes every generated file; ``--check``
+``python -m pipelines.ingest.format_sql`` (or ``make formats``) writes every generated file; ``--check``
 lists the files that differ from what the declaration generates and exits 1 (``tests/lib/test_format_sql.py``
 fails the same way). Generated SQL is committed, so it stays readable and reviewable:
 
@@ -30,11 +30,11 @@ from pipelines.ingest import formats as declared
 from pipelines.ingest.formats import Declaration, Format
 
 REPO = Path(__file__).resolve().parents[2]
-HEADER = ("-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;\n"
+HEADER = ("-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;\n"
           "-- edit the declaration and regenerate.\n")
 # hand-written SQL files with regions the generator fills in place (-- <generated NAME> ... -- </generated>)
 FILLED = ("sql/ingest/shaped_items__create.sql", "sql/ingest/validated_items__create.sql", "sql/ingest/fast_items__read_jsonl.sql")
-EXTRA_PROBES = (("_stream",),)  # a folded stream's marker (pipelines/lib/containers.py), read beside the ladder
+EXTRA_PROBES = (("_stream",),)  # a folded stream's marker (pipelines/ingest/containers.py), read beside the ladder
 # the fields the fast lane reads itself (any other field of a fast-lane format defers the line when present)
 LANE_COUNTS = ("prompt", "extra_prompt", "uncached", "read", "write", "write_5m", "write_1h", "output", "output_extra",
                "reasoning")
@@ -43,7 +43,7 @@ LANE_JSON = ("epoch",)
 LANE_MS = ("latency_ms",)  # whole milliseconds, read and checked as a count (any other latency field defers)
 _SIMPLE = re.compile(r"^[a-z_][a-z0-9_]*$", re.IGNORECASE)
 _RESERVED = {"input", "type", "order", "group", "default", "end", "from", "select", "where", "table", "result"}
-DOCS_START = "<!-- formats-table: generated from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql` -->"
+DOCS_START = "<!-- formats-table: generated from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql` -->"
 DOCS_END = "<!-- /formats-table -->"
 
 

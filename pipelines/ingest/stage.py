@@ -9,7 +9,7 @@ ids are then settled by a rule that does not depend on arrival order. For every 
 accepted + quarantined. The day's rows are stored once: the daily assets read ``core.usage`` itself.
 
 The normalisation itself is set-based DuckDB SQL generated from the format declaration
-(``pipelines/lib/formats.yaml``, see ``pipelines/lib/format_sql.py``): ``sql/ingest/shaped_items__create.sql``,
+(``pipelines/ingest/formats.yaml``, see ``pipelines/ingest/format_sql.py``): ``sql/ingest/shaped_items__create.sql``,
 ``sql/ingest/fields/<format>.sql``, ``validated_items__create.sql``, ``file_rows__insert_normalised.sql``.
 Python only splits files into records, describes unparseable lines, and replays block-hash traces.
 A plain JSONL file first takes the fast lane (``sql/ingest/fast_items__read_jsonl.sql``): DuckDB's
@@ -41,7 +41,7 @@ from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
 DEFAULT_BLOCK_SIZE = 512  # tokens per block in Mooncake traces (FAST'25 trace README)
-# the general normaliser's stages (generated from pipelines/lib/formats.yaml by pipelines/lib/format_sql.py):
+# the general normaliser's stages (generated from pipelines/ingest/formats.yaml by pipelines/ingest/format_sql.py):
 # what each record is, its fields (one statement per format present), who it is and why it is rejected,
 # then its counts, time and checks into file_rows
 SHAPE = "ingest/shaped_items__create"
@@ -93,7 +93,7 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
     day from now, UTC) are quarantined with that reason rather than building far-off partitions.
     ``on_file(log, index, total)`` is called before each file or batch (for progress display).
     ``fast_lane`` False sends every record through the general normaliser (tests compare the two).
-    Raises ``FileNotFoundError`` for a missing ``root`` and ``logfiles.SourceConfigError`` for a bad
+    Raises ``FileNotFoundError`` for a missing ``root`` and ``discover.SourceConfigError`` for a bad
     ``source.yaml``; problems inside a file never raise, they become quarantine rows.
     """
     logs = discover(root, follow_symlinks=follow_symlinks)
@@ -506,7 +506,7 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict) -> p
     accept with the same values (plain envelopes around OpenAI, Anthropic, Gemini or Bedrock Converse
     bodies) into ``fast_items``, and returns the line numbers (int64, ascending) of every other
     record, for the general normaliser. The path is passed with its glob characters escaped
-    (``logfiles.duckdb_literal_path``), so DuckDB reads exactly this file. Returns None when the lane
+    (``discover.duckdb_literal_path``), so DuckDB reads exactly this file. Returns None when the lane
     does not apply: not a JSONL file, a name that is not UTF-8, an empty file, a gzip file cut short
     or damaged (the general reader keeps what precedes the damage), a file with blank lines (DuckDB
     numbers only non-blank lines, so its row positions would not be line numbers), or a file DuckDB's

@@ -1,8 +1,8 @@
 -- Fast lane: normalise the common records of one JSONL file, plain or gzip ($path), straight from DuckDB's
 -- parallel JSON reader into fast_items (accepted = true; read through the file_items view), and mark every
 -- other line deferred for the general normaliser (shaped_items__create.sql and the stages after it).
--- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
--- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
+-- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/ingest/formats.yaml by
+-- `python -m pipelines.ingest.format_sql` (drift-tested); the rest is hand-written.
 --
 -- A line takes the lane only when the general normaliser would accept it with the same values: an envelope
 -- {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?, "response": body} whose body is
@@ -13,7 +13,7 @@
 -- The reader's schema holds only the paths the ladder and the lane's formats read.
 -- Line numbers: one row per non-blank line (a malformed line is a row of nulls under ignore_errors), in file
 -- order, none filtered out: rowid + 1 is the line number when the file has no blank line (the caller checks).
--- Parameters: $path (glob characters escaped by logfiles.duckdb_literal_path), $provider, $model, $tenant, $app,
+-- Parameters: $path (glob characters escaped by discover.duckdb_literal_path), $provider, $model, $tenant, $app,
 -- $default_ts, $deployment_names, $deployment_models, $earliest, $latest as for the general normaliser.
 create or replace temp table fast_items as
 with
@@ -23,7 +23,7 @@ src as (
         ts: 'JSON', provider: 'JSON', model: 'JSON', tenant: 'JSON', app: 'JSON', request_id: 'JSON', id: 'JSON',
         prefix_hash: 'JSON', reported_cost_usd: 'JSON', custom_id: 'JSON', spend: 'JSON',
         request: 'STRUCT(prompt_cache_key JSON)',
-        -- keys that make a line a container or a stream for pipelines/lib/containers.py
+        -- keys that make a line a container or a stream for pipelines/ingest/containers.py
         resourceSpans: 'JSON', object: 'JSON', data: 'JSON', starting_at: 'JSON', results: 'JSON',
         stream_events: 'JSON', response_sse: 'JSON', meta: 'JSON', has_more: 'JSON', next_page: 'JSON',
         -- <generated response_struct: the body's keys the ladder and the fast-lane formats read>

@@ -1,4 +1,4 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: fielded_items, the shaped items (stage 1) with each field's value and
 -- their format's convention and options; filled by sql/ingest/fields/<format>.sql, one per format,

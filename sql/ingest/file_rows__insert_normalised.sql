@@ -2,7 +2,7 @@
 -- insert one file_rows row per item: accepted (reason null) with its token classes, or rejected with
 -- the first reason (a field error from stage 3, a timestamp, or arithmetic that does not close). Nothing
 -- is clamped; latency_ms, ttft_ms and latency_issue come from stage 3. The conventions (each format's,
--- pipelines/lib/formats.yaml):
+-- pipelines/ingest/formats.yaml):
 --   inclusive: the prompt count contains cache reads and writes (uncached = prompt - read - write);
 --   additive: the uncached remainder is reported beside them (a reported total is checked against the sum);
 --   total_decides: inclusive unless the reported total shows the prompt count left the cache out;

@@ -1,14 +1,14 @@
 -- General normaliser, stage 1 of 4: what each record is. Over one chunk of usage items (temp table lines_in:
 -- source_line, source_item, item, line) into shaped_items, one row per item: its envelope keys, the batch it came
--- from, its shape (source_format, by the ladder of pipelines/lib/formats.yaml `detection`, first match wins)
+-- from, its shape (source_format, by the ladder of pipelines/ingest/formats.yaml `detection`, first match wins)
 -- and the body the field paths are read from (b).
--- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
--- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
+-- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/ingest/formats.yaml by
+-- `python -m pipelines.ingest.format_sql` (drift-tested); the rest is hand-written.
 --
 -- Each item is a provider response body, an envelope around one
 --   {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "request"?, "response": body},
 -- a batch result line, a usage-report result, a span, a gateway or tracing-tool row, or a canonical row
--- (containers and streams were split and folded by pipelines/lib/containers.py). Each record is parsed
+-- (containers and streams were split and folded by pipelines/ingest/containers.py). Each record is parsed
 -- once for its envelope keys and once for the keys its shape is told by, both into named struct fields
 -- (json_transform; an explicit JSON null reads as absent). is_json false: the line is not JSON.
 -- The line text is not kept, only the body b that stage 2 reads (item numbers the chunk's rows: the last
@@ -109,7 +109,7 @@ shaped as (
         p.* exclude (k),
         coalesce(p.env_provider, lower($provider)) as declared_provider,
         case
-            -- <generated ladder: pipelines/lib/formats.yaml detection, in order>
+            -- <generated ladder: pipelines/ingest/formats.yaml detection, in order>
             when k.stream_error is not null then 'stream'
             when json_type(k.hash_ids) = 'ARRAY' and k.input_length is not null then 'mooncake_trace'
             when json_type(k.usageMetadata) = 'OBJECT' then 'gemini_generate_content'
