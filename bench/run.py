@@ -172,8 +172,8 @@ def stage_seconds(logs: Path, workdir: Path, fast_lane: bool = True) -> tuple[fl
     from pipelines.ingest import stage
     from pipelines.lib import warehouse
 
-    db = workdir / "stage.duckdb"
-    for stale in workdir.glob("stage.duckdb*"):
+    db = workdir / "w-staging.duckdb"  # not stage.duckdb: a catalog named like the stage schema is ambiguous
+    for stale in workdir.glob("w-staging.duckdb*"):
         stale.unlink()
     with warehouse.prepare(duckdb.connect(str(db))) as conn:
         start, cpu = time.perf_counter(), time.process_time()
