@@ -27,7 +27,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## Regenerate the usage readers' SQL and docs/formats.md's table from pipelines/lib/formats.yaml.
+## Regenerate the usage readers' SQL and docs/formats.md's table from pipelines/ingest/formats.yaml.
 formats: $(STAMP)
 	$(BIN)/python -m pipelines.ingest.format_sql
 

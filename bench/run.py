@@ -20,6 +20,10 @@ With ``--bodies`` the logs carry the logged request bodies (``generate.py --bodi
 record) and the line reports the body path the same way: wall seconds, the ratio to DuckDB's bare
 parse of the same files (measured side by side, alternating), rows per second, the peer and peak RSS.
 
+With ``--stage`` it measures staging alone (``stage_seconds``: ``stage_logs`` of the logs into a fresh
+warehouse, fast lane, general normaliser for what it defers, and publishing to ``core.usage``), wall and
+CPU seconds, against the bare parse; ``--no-fast-lane`` sends every record through the general normaliser.
+
 With ``--floor`` it measures what no run of this design can avoid (``floor_seconds``: the fast lane
 normalising the logs, one write of their rows, and a run on one line) against the bare parse.
 
@@ -160,6 +164,40 @@ def floor_seconds(logs: Path, workdir: Path) -> dict:
     return {"lane_seconds": lane, "write_seconds": write, "fixed_seconds": fixed, "floor_seconds": lane + write + fixed}
 
 
+def stage_seconds(logs: Path, workdir: Path, fast_lane: bool = True) -> tuple[float, float]:
+    """Wall and CPU seconds (this process, DuckDB's threads included) of ``stage_logs`` of ``logs`` into a fresh
+    warehouse file: every file read, normalised and published to ``core.usage`` / ``core.quarantine``."""
+    from datetime import date
+
+    from pipelines.ingest import stage
+    from pipelines.lib import warehouse
+
+    db = workdir / "w-staging.duckdb"  # not stage.duckdb: a catalog named like the stage schema is ambiguous
+    for stale in workdir.glob("w-staging.duckdb*"):
+        stale.unlink()
+    with warehouse.prepare(duckdb.connect(str(db))) as conn:
+        start, cpu = time.perf_counter(), time.process_time()
+        stage.stage_logs(conn, logs, earliest=date(2000, 1, 1), fast_lane=fast_lane)
+        return time.perf_counter() - start, time.process_time() - cpu
+
+
+def staging(requests: int, days: int, workdir: Path, repeat: int, fast_lane: bool) -> dict:
+    """Medians of the bare parse and of staging (``stage_seconds``), alternating ``repeat`` times."""
+    logs = workdir / f"logs-{requests}-{days}"
+    if not logs.exists():
+        generate.generate(requests, days, logs)
+    parses, stages = [], []
+    for _ in range(max(repeat, 1)):
+        parses.append(bare_parse_seconds(logs))
+        stages.append(stage_seconds(logs, workdir, fast_lane))
+    parse = statistics.median(parses)
+    wall, cpu = statistics.median(s[0] for s in stages), statistics.median(s[1] for s in stages)
+    return {"requests": requests, "days": days, "fast_lane": fast_lane, "parse_seconds": round(parse, 2),
+            "stage_seconds": round(wall, 2), "stage_cpu_seconds": round(cpu, 2), "stage_ratio_to_parse": round(wall / parse, 2),
+            "runs": len(stages), "stage_seconds_each": [round(s[0], 2) for s in stages],
+            "parse_seconds_each": [round(p, 2) for p in parses]}
+
+
 def floor(requests: int, days: int, workdir: Path, repeat: int) -> dict:
     """Medians of the bare parse and of each of ``floor_seconds``' pieces (each its own median), alternating
     ``repeat`` times."""
@@ -196,7 +234,13 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true",
                         help="measure instead the floor of a run: the fast lane, one write of the rows and a "
                              "one-line run, against the bare parse (see floor_seconds)")
+    parser.add_argument("--stage", action="store_true",
+                        help="measure instead staging alone (stage_logs into a fresh warehouse) against the bare parse")
+    parser.add_argument("--no-fast-lane", action="store_true", help="with --stage: every record through the general normaliser")
     args = parser.parse_args()
+    if args.stage:
+        print(json.dumps(staging(args.requests, args.days, args.workdir, args.repeat, not args.no_fast_lane)))
+        return
     if args.floor:
         print(json.dumps(floor(args.requests, args.days, args.workdir, args.repeat)))
         return

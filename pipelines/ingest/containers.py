@@ -1,6 +1,7 @@
 """Reshape records that are not one usage item each: container pages and streamed transcripts.
 
-Most records are one usage item (a response body or an envelope around one); the SQL field map
+Most records are one usage item (a response body or an envelope around one); the general normaliser
+(``sql/ingest/shaped_items__create.sql`` and the per-format statements generated from ``formats.yaml``)
 reads those directly. Four shapes carry several items, or one item spread over events:
 
 * OpenAI organisation Usage API pages and buckets (``{"object": "page", "data": [bucket]}``,

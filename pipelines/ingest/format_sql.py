@@ -1,6 +1,6 @@
 """Generate the usage readers' SQL and the adapter table of docs/formats.md from ``formats.yaml``.
 
-``python -m pipelines.lib.format_sql`` (or ``make formats``) writes every generated file; ``--check``
+``python -m pipelines.ingest.format_sql`` (or ``make formats``) writes every generated file; ``--check``
 lists the files that differ from what the declaration generates and exits 1 (``tests/lib/test_format_sql.py``
 fails the same way). Generated SQL is committed, so it stays readable and reviewable:
 
@@ -30,11 +30,11 @@ from pipelines.ingest import formats as declared
 from pipelines.ingest.formats import Declaration, Format
 
 REPO = Path(__file__).resolve().parents[2]
-HEADER = ("-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;\n"
+HEADER = ("-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;\n"
           "-- edit the declaration and regenerate.\n")
 # hand-written SQL files with regions the generator fills in place (-- <generated NAME> ... -- </generated>)
 FILLED = ("sql/ingest/shaped_items__create.sql", "sql/ingest/validated_items__create.sql", "sql/ingest/fast_items__read_jsonl.sql")
-EXTRA_PROBES = (("_stream",),)  # a folded stream's marker (pipelines/lib/containers.py), read beside the ladder
+EXTRA_PROBES = (("_stream",),)  # a folded stream's marker (pipelines/ingest/containers.py), read beside the ladder
 # the fields the fast lane reads itself (any other field of a fast-lane format defers the line when present)
 LANE_COUNTS = ("prompt", "extra_prompt", "uncached", "read", "write", "write_5m", "write_1h", "output", "output_extra",
                "reasoning")
@@ -43,7 +43,7 @@ LANE_JSON = ("epoch",)
 LANE_MS = ("latency_ms",)  # whole milliseconds, read and checked as a count (any other latency field defers)
 _SIMPLE = re.compile(r"^[a-z_][a-z0-9_]*$", re.IGNORECASE)
 _RESERVED = {"input", "type", "order", "group", "default", "end", "from", "select", "where", "table", "result"}
-DOCS_START = "<!-- formats-table: generated from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql` -->"
+DOCS_START = "<!-- formats-table: generated from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql` -->"
 DOCS_END = "<!-- /formats-table -->"
 
 
@@ -246,7 +246,7 @@ OPTION_COLUMNS = {  # option -> (column, SQL type)
 }
 FORMAT_COLUMNS = (("convention", "varchar"), ("inferred_provider", "varchar"), ("default_provider", "varchar"),
                   ("body_names_upstream", "boolean"), ("reports_write_split", "boolean"), ("usage_roots", "varchar[]"),
-                  ("usage_prefix", "varchar"), ("usage_known", "varchar[]"))
+                  ("usage_prefix", "varchar"), ("usage_known", "varchar[]"), ("usage_objects", "json[]"))
 FIELD_TYPES = {"count": "json", "json": "json", "raw": "json", "text": "varchar", "lower": "varchar", "flag": "boolean",
                "truthy": "boolean"}
 
@@ -284,6 +284,8 @@ def fields_sql(decl: Declaration, fmt: Format) -> str:
     if fmt.usage is not None:  # the unmapped-key check (stage 4): where the usage counts are, which keys are known
         roots = ["$" if not r else declared.json_path(r) for r in fmt.usage.roots]
         columns.append(f"{literal(roots)} as usage_roots")
+        # the usage objects themselves, in the roots' order: the body is not carried past this stage
+        columns.append("[" + ", ".join(f"s.b -> '{r}'" for r in roots) + "]::json[] as usage_objects")
         if fmt.usage.prefix:
             columns.append(f"{literal(fmt.usage.prefix)} as usage_prefix")
         columns.append(f"{literal(fmt.known_usage_keys())} as usage_known")
@@ -298,12 +300,14 @@ def fields_sql(decl: Declaration, fmt: Format) -> str:
             value = field_value(spec.kind, [ref("v", node, p) for p in mapping.paths])
         columns.append(f"{value} as {spec.column}")
     body = ",\n".join("    " + c for c in columns)
+    # the body text is left behind (stages 3 and 4 read the fields), but where the request id is a hash of it
+    keep_body = "v" if fmt.options["id_from_content"] else "v, b"
     return (HEADER +
             f"-- General normaliser, stage 2: the fields of {fmt.name} items ({fmt.title}).\n"
             f"-- One parse of each item for every path the format reads (into named struct fields).\n"
             "insert into fielded_items by name\n"
             "select\n"
-            "    s.* exclude (v),\n"
+            f"    s.* exclude ({keep_body}),\n"
             f"{body}\n"
             f"from (select s.*, json_transform(s.b, '{transform_type(node)}') as v\n"
             f"      from shaped_items s where s.source_format = '{fmt.name}') s;\n")

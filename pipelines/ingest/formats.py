@@ -1,9 +1,9 @@
-"""The usage-format declaration (``pipelines/lib/formats.yaml``) as Python data.
+"""The usage-format declaration (``pipelines/ingest/formats.yaml``) as Python data.
 
 ``load()`` returns a ``Declaration``: the canonical fields (in check order), the shape ladder
 (``detection``, first match wins) and one ``Format`` per source format, each with its counting
 convention, provider inference, options and, per canonical field, its ordered alternative JSON paths
-and a one-line source. ``pipelines/lib/format_sql.py`` generates both SQL readers and the adapter table
+and a one-line source. ``pipelines/ingest/format_sql.py`` generates both SQL readers and the adapter table
 of ``docs/formats.md`` from it; nothing reads format knowledge from the SQL. Raises ``ValueError``
 naming the format and field for a declaration that does not hold together (unknown field, convention,
 option or format in the ladder, a field without paths or source).

@@ -1,7 +1,7 @@
 """Which staged file each log file in the folder is: by what it is, not only by its name.
 
 A manifest entry (``stage.files``) records the file it staged: name, device and inode, size, and a
-sha256 of its first ``logfiles.HEAD_BYTES`` bytes (decompressed for gzip). A file in the folder
+sha256 of its first ``readers.HEAD_BYTES`` bytes (decompressed for gzip). A file in the folder
 *continues* an entry when it is no smaller (sizes compared when both or neither are gzip) and its
 start still hashes to the entry's head: the same file, grown by appends, perhaps renamed or rotated
 away. A file under another name must also still hold the bytes that ended the staged content

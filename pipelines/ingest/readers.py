@@ -120,6 +120,22 @@ def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = 
             return
 
 
+def read_line_ranges(path: Path, ranges: list[tuple[int, int, int]], unreadable: list[Unreadable]) -> Iterator[pa.Table]:
+    """Yield ``(source_line, line)`` chunks of the byte ranges ``(start, end, first line number)`` of a plain
+    JSONL file, each holding whole lines (``stage.count_lines`` finds them), as ``read_records`` reads them:
+    blank lines skipped, a byte-order mark at the start and CR endings removed, lines that are not UTF-8 to
+    ``unreadable``. Raises ``OSError`` when the file cannot be read."""
+    with open(path, "rb") as handle:
+        for start, end, first in ranges:
+            handle.seek(start)
+            buffer = handle.read(end - start)
+            if start == 0 and buffer.startswith(b"\xef\xbb\xbf"):
+                buffer = buffer[3:]
+            table, _ = _lines(buffer, first, unreadable)
+            if table.num_rows:
+                yield table
+
+
 def _lines(buffer: bytes, first_line: int, unreadable: list[Unreadable]) -> tuple[pa.Table, int]:
     """Split ``buffer`` (whole lines; the last may lack its newline) into a ``(source_line, line)`` table.
 

@@ -9,7 +9,7 @@ ids are then settled by a rule that does not depend on arrival order. For every 
 accepted + quarantined. The day's rows are stored once: the daily assets read ``core.usage`` itself.
 
 The normalisation itself is set-based DuckDB SQL generated from the format declaration
-(``pipelines/lib/formats.yaml``, see ``pipelines/lib/format_sql.py``): ``sql/ingest/shaped_items__create.sql``,
+(``pipelines/ingest/formats.yaml``, see ``pipelines/ingest/format_sql.py``): ``sql/ingest/shaped_items__create.sql``,
 ``sql/ingest/fields/<format>.sql``, ``validated_items__create.sql``, ``file_rows__insert_normalised.sql``.
 Python only splits files into records, describes unparseable lines, and replays block-hash traces.
 A plain JSONL file first takes the fast lane (``sql/ingest/fast_items__read_jsonl.sql``): DuckDB's
@@ -35,13 +35,13 @@ import pyarrow.compute as pc
 from pipelines.ingest import cache_models, containers, fingerprints, formats, generations
 from pipelines.lib import faults, prices
 from pipelines.ingest.discover import LogFile, discover, duckdb_literal_path
-from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, Unreadable, malformed_json_excerpt, read_head, read_records,
-                                      read_tail)
+from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, Unreadable, malformed_json_excerpt, read_head,
+                                      read_line_ranges, read_records, read_tail)
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
 DEFAULT_BLOCK_SIZE = 512  # tokens per block in Mooncake traces (FAST'25 trace README)
-# the general normaliser's stages (generated from pipelines/lib/formats.yaml by pipelines/lib/format_sql.py):
+# the general normaliser's stages (generated from pipelines/ingest/formats.yaml by pipelines/ingest/format_sql.py):
 # what each record is, its fields (one statement per format present), who it is and why it is rejected,
 # then its counts, time and checks into file_rows
 SHAPE = "ingest/shaped_items__create"
@@ -94,7 +94,7 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
     day from now, UTC) are quarantined with that reason rather than building far-off partitions.
     ``on_file(log, index, total)`` is called before each file or batch (for progress display).
     ``fast_lane`` False sends every record through the general normaliser (tests compare the two).
-    Raises ``FileNotFoundError`` for a missing ``root`` and ``logfiles.SourceConfigError`` for a bad
+    Raises ``FileNotFoundError`` for a missing ``root`` and ``discover.SourceConfigError`` for a bad
     ``source.yaml``; problems inside a file never raise, they become quarantine rows.
     """
     logs = discover(root, follow_symlinks=follow_symlinks)
@@ -173,6 +173,7 @@ class _Segment:
     span: int = 0
     in_lane: bool = False
     error: str | None = None  # why the file could not be read (quarantined as one record at line 0)
+    line_starts: list[tuple[int, int]] | None = None  # (byte offset, line number) where a block's lines start (the lane's count)
 
 
 def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: generations.Plan, earliest: date,
@@ -210,6 +211,8 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
         if log.error:
             found = [Unreadable(0, log.error, _excerpt_of_error(log.error))]
             tables: list[pa.Table] = []
+        elif segment.line_starts is not None:  # read again only the blocks that hold a deferred line
+            found, tables = _read_lines_at(log, segment.line_starts, deferred_numbers)
         else:
             found, tables = _read_file(log, streaming=len(logs) == 1)
             if found and found[0].source_line == 0 and found[0].reason.startswith("cannot read file"):
@@ -338,11 +341,13 @@ def _any_in(sorted_values: np.ndarray | None, low: int, high: int) -> bool:
 
 
 def _normalise(conn: duckdb.DuckDBPyConnection, chunks: list[pa.Table], params: dict) -> None:
-    """Run the general normaliser over ``(source_line, line, source_item)`` chunks into file_rows."""
+    """Run the general normaliser over ``(source_line, line, source_item)`` chunks into file_rows (a chunk's
+    lines are read by each stage from the registered ``lines_in``, never copied into the stages' tables)."""
     if not chunks:
         return
     chunk = pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
-    conn.register("lines_in", chunk)
+    # item numbers the chunk's rows: the stages carry it instead of the line text (shaped_items__create.sql)
+    conn.register("lines_in", chunk.append_column("item", pa.array(np.arange(chunk.num_rows), pa.int64())))
     try:
         _run(conn, SHAPE, params)
         _run(conn, FIELDED, params)
@@ -439,10 +444,12 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
         segment = segments[0]
         if segment.log.error:
             return 0, None
-        deferred = _fast_lane(conn, segment.log, params)
+        starts: list = []
+        deferred = _fast_lane(conn, segment.log, params, starts)
         if deferred is None:
             return 0, None
         segment.in_lane, segment.base, segment.span = True, 0, 2**62
+        segment.line_starts = starts or None
         return 1, deferred
     import tempfile
 
@@ -499,24 +506,26 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
                        ).to_arrow_table()["batch_line"].combine_chunks()
 
 
-def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict) -> pa.Array | None:
+def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
+               line_starts: list | None = None) -> pa.Array | None:
     """Normalise a plain JSONL file's common records with DuckDB's parallel reader; returns the deferred lines.
 
     ``sql/ingest/fast_items__read_jsonl.sql`` accepts the records the general normaliser would
     accept with the same values (plain envelopes around OpenAI, Anthropic, Gemini or Bedrock Converse
     bodies) into ``fast_items``, and returns the line numbers (int64, ascending) of every other
     record, for the general normaliser. The path is passed with its glob characters escaped
-    (``logfiles.duckdb_literal_path``), so DuckDB reads exactly this file. Returns None when the lane
+    (``discover.duckdb_literal_path``), so DuckDB reads exactly this file. Returns None when the lane
     does not apply: not a JSONL file, a name that is not UTF-8, an empty file, a gzip file cut short
     or damaged (the general reader keeps what precedes the damage), a file with blank lines (DuckDB
     numbers only non-blank lines, so its row positions would not be line numbers), or a file DuckDB's
-    reader fails on as a whole.
+    reader fails on as a whole. For a plain file, ``line_starts`` (when given) is filled with where its
+    blocks' lines start (``count_lines``), so the deferred lines are read again block by block, not whole.
     """
     literal = duckdb_literal_path(log.path)
     if not log.is_jsonl or literal is None:
         return None
     try:
-        lines = count_lines(log.path)
+        lines = count_lines(log.path, starts=None if log.is_gzip else line_starts)
     except (EOFError, OSError, zlib.error):  # gzip.BadGzipFile is an OSError
         return None
     if lines == 0:
@@ -533,24 +542,54 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict) -> p
                     ).to_arrow_table()["source_line"].combine_chunks()
 
 
-def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024) -> int:
+def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024, starts: list | None = None) -> int:
     """Lines in a file (of its decompressed text for ``*.gz``): newlines, plus one for a last line
     without its newline (0 for an empty file).
+
+    ``starts`` (plain files), when given, is filled with ``(byte offset, line number)`` of the first line
+    that starts in each block (``(0, 1)`` first), then ``(file size, None)``: each range between two
+    entries holds whole lines, so a line can be read again by reading its range only (``readers.read_line_ranges``).
 
     Blocks are read into one reused buffer and their newlines counted with NumPy's vectorised compare
     (0.9 s for a 1.9 GB file here, against 1.9 s for ``bytes.count`` over fresh blocks). Raises
     ``EOFError`` for a gzip stream cut short and ``OSError`` (``gzip.BadGzipFile``) or ``zlib.error``
     for a damaged one.
     """
-    count, last = 0, b"\n"
+    count, last, offset = 0, b"\n", 0
     buffer = bytearray(block_bytes)
     view = memoryview(buffer)
+    if starts is not None:
+        starts[:] = [(0, 1)]
     opened = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb", buffering=0)
     with opened as handle:
         while size := handle.readinto(buffer):
-            count += int(np.count_nonzero(np.frombuffer(view[:size], np.uint8) == NEWLINE))
+            newlines = np.frombuffer(view[:size], np.uint8) == NEWLINE
+            found = int(np.count_nonzero(newlines))
+            if starts is not None and found and offset:  # the line after this block's first newline starts here
+                starts.append((offset + int(np.argmax(newlines)) + 1, count + 2))
+            count += found
+            offset += size
             last = bytes(view[size - 1:size])
+    if starts is not None:
+        while starts and starts[-1][0] >= offset:  # a start at the very end (after a final newline) starts no line
+            starts.pop()
+        starts.append((offset, None))
     return count + (last != b"\n")
+
+
+def _read_lines_at(log: LogFile, starts: list[tuple[int, int]], numbers: np.ndarray) -> tuple[list[Unreadable], Iterator[pa.Table]]:
+    """The record chunks of the ranges of ``starts`` (``count_lines``) that hold one of ``numbers`` (line
+    numbers, ascending), and what could not be read (as ``_read_file``)."""
+    found: list[Unreadable] = []
+    try:
+        with open(log.path, "rb"):
+            pass
+    except OSError as exc:
+        reason = f"cannot read file: {exc.strerror or exc}"
+        return [Unreadable(0, reason, _excerpt_of_error(reason))], []
+    ranges = [(start, end, first) for (start, first), (end, following) in zip(starts, starts[1:])
+              if _any_in(numbers, first, following if following is not None else 2**62)]
+    return found, read_line_ranges(log.path, ranges, found)
 
 
 def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) -> tuple[pa.Table | None, pa.Table]:

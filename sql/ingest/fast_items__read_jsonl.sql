@@ -1,17 +1,17 @@
--- Fast lane: normalise the common records of one JSONL file, plain or gzip ($path), straight from DuckDB's
--- parallel JSON reader into fast_items (accepted = true; read through the file_items view), and mark every
--- other line deferred for the general normaliser (shaped_items__create.sql and the stages after it).
+-- Fast lane: normalise the common records of one JSONL file, plain or gzip ($path), straight from DuckDB's parallel
+-- JSON reader into fast_items (accepted = true), and mark every other line deferred for the general normaliser.
 -- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/ingest/formats.yaml by
--- `python -m pipelines.ingest.format_sql` (drift-tested); the rest is hand-written. A line takes the lane only
--- when the general normaliser would accept it with the same values: an envelope {"ts", "provider"?, "model"?,
--- "tenant"?, "app"?, "request_id"?, "prefix_hash"?, "response": body} whose body is a fast_lane format, told apart
--- by the general ladder in its order, every count (and a latency in ms) a plain non-negative integer below 10^12,
--- every text a plain JSON string, the time in range and the arithmetic closing; else deferred, never rejected
--- here (tests/sql/test_fast_lane.py: both readers' rows are equal). The schema holds only the paths the ladder and
--- the lane's formats read (usage keys are walked by the general one; documented unpriced ones defer the line). One
--- row per non-blank line (a malformed line: nulls), none filtered out: rowid + 1 is the line number (caller checks).
--- Parameters: $path (glob characters escaped by logfiles.duckdb_literal_path), $provider, $model, $tenant, $app,
--- $default_ts, $deployment_names, $deployment_models, $earliest, $latest as for the general normaliser.
+-- `python -m pipelines.ingest.format_sql` (drift-tested); the rest is hand-written. A line takes the lane only when
+-- the general normaliser would accept it with the same values: an envelope {"ts", "provider"?, "model"?, "tenant"?,
+-- "app"?, "request_id"?, "prefix_hash"?, "response": body} whose body is a fast_lane format (by the general ladder, in
+-- its order), every count (and a latency in ms) a plain non-negative integer below 10^12, every text a plain JSON
+-- string, the time in range, the arithmetic closing; anything else is deferred, never rejected here
+-- (tests/sql/test_fast_lane.py requires both readers' rows to be equal). The reader's schema holds only the paths
+-- the ladder and the lane's formats read (usage keys are walked by the general one; documented unpriced ones defer
+-- the line). Line numbers: one row per non-blank line (a malformed line is a row of
+-- nulls under ignore_errors), in file order, none filtered out: rowid + 1 is the line number when the file has no
+-- blank line (the caller checks). Parameters: $path (glob characters escaped by discover.duckdb_literal_path),
+-- $provider, $model, $tenant, $app, $default_ts, $deployment_names, $deployment_models, $earliest, $latest.
 create or replace temp table fast_items as
 with
 src as (
@@ -20,7 +20,7 @@ src as (
         ts: 'JSON', provider: 'JSON', model: 'JSON', tenant: 'JSON', app: 'JSON', request_id: 'JSON', id: 'JSON',
         prefix_hash: 'JSON', reported_cost_usd: 'JSON', custom_id: 'JSON', spend: 'JSON', response_cost: 'JSON',
         request: 'STRUCT(prompt_cache_key JSON)',
-        -- keys that make a line a container or a stream for pipelines/lib/containers.py
+        -- keys that make a line a container or a stream for pipelines/ingest/containers.py
         resourceSpans: 'JSON', object: 'JSON', data: 'JSON', starting_at: 'JSON', results: 'JSON',
         stream_events: 'JSON', response_sse: 'JSON', meta: 'JSON', has_more: 'JSON', next_page: 'JSON',
         -- <generated response_struct: the body's keys the ladder and the fast-lane formats read>
@@ -244,9 +244,8 @@ select
         false) as accepted,
     -- null: the line number's id (the file_items view builds it)
     coalesce(c.s_env_request_id, c.s_env_id, c.t_id) as request_id,
-    c.ts, c.provider, c.model_reported as model,
-    coalesce(c.s_env_tenant, $tenant, 'default') as tenant, coalesce(c.s_env_app, $app, 'default') as app,
-    c.t_tier as service_tier,
+    c.ts, c.provider, c.model_reported as model, coalesce(c.s_env_tenant, $tenant, 'default') as tenant,
+    coalesce(c.s_env_app, $app, 'default') as app, c.t_tier as service_tier,
     case when c.s_prefix_hash is not null then 'key:' || md5(c.s_prefix_hash)[1:16]
          else 'series:' || md5(concat_ws('|', c.provider, c.model_reported, coalesce(c.s_env_tenant, $tenant, 'default'),
                                          coalesce(c.s_env_app, $app, 'default')))[1:16]

@@ -1,4 +1,4 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: fielded_items, the shaped items (stage 1) with each field's value and
 -- their format's convention and options; filled by sql/ingest/fields/<format>.sql, one per format,
@@ -14,6 +14,7 @@ select
     null::varchar[] as usage_roots,
     null::varchar as usage_prefix,
     null::varchar[] as usage_known,
+    null::json[] as usage_objects,
     null::varchar[] as reasoning_beside_output,
     null::boolean as output_optional,
     null::boolean as reasoning_may_exceed_output,

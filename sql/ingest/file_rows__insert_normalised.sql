@@ -1,8 +1,8 @@
 -- General normaliser, stage 4 of 4: count, time and check each item of validated_items (stage 3) and
 -- insert one file_rows row per item: accepted (reason null) with its token classes, or rejected with
 -- the first reason (a field error from stage 3, a timestamp, or arithmetic that does not close). Nothing
--- is clamped; latency_ms, ttft_ms and latency_issue come from stage 3, unmapped_usage from unmapped_usage__create.sql. The conventions (each format's,
--- pipelines/lib/formats.yaml):
+-- is clamped; latency_ms, ttft_ms and latency_issue come from stage 3, unmapped_usage from
+-- unmapped_usage__create.sql. The conventions (each format's, pipelines/ingest/formats.yaml):
 --   inclusive: the prompt count contains cache reads and writes (uncached = prompt - read - write);
 --   additive: the uncached remainder is reported beside them (a reported total is checked against the sum);
 --   total_decides: inclusive unless the reported total shows the prompt count left the cache out;
@@ -120,14 +120,14 @@ checked as (
         ) as arithmetic_error
     from timed t
 ),
-outcomes as (
+outcomes as materialized (
     select
         c.source_line,
         c.source_item,
         coalesce(c.batch_format, c.source_format || case when c.is_stream then '_stream' else '' end) as source_format,
         c.arithmetic_error as reason,
-        c.b,
-        c.j,
+        c.item,
+        c.b,  -- null but where the id is a hash of the body (stage 2, id_from_content)
         c.is_envelope,
         coalesce(
             c.env_request_id, c.body_id,
@@ -176,33 +176,40 @@ outcomes as (
         c.unmapped_usage
     from checked c
     union all by name
-    select source_line, source_item, coalesce(batch_format, source_format) as source_format, field_error as reason, b, j, is_envelope
+    select source_line, source_item, coalesce(batch_format, source_format) as source_format, field_error as reason, item, is_envelope
     from validated_items
     where field_error is not null
+),
+excerpts as (
+    -- privacy: an allow-list of metadata and usage objects, never request bodies or message contents; read for the
+    -- rejected items only, from their body (stage 1) and their line (lines_in)
+    select s.item, left(json_object(
+        'ts', case when s.is_envelope then l.line -> '$.ts' end,
+        'provider', case when s.is_envelope then l.line -> '$.provider' end,
+        'model', coalesce(case when s.is_envelope then l.line -> '$.model' end, s.b -> '$.model', s.b -> '$.modelVersion'),
+        'request_id', coalesce(case when s.is_envelope then l.line -> '$.request_id' end, s.b -> '$.id', l.line -> '$.custom_id'),
+        'keys', json_keys(s.b),
+        'usage', s.b -> '$.usage',
+        'usageMetadata', s.b -> '$.usageMetadata',
+        'usage_metadata', s.b -> '$.usage_metadata',
+        'meta_info', s.b -> '$.meta_info',
+        -- a provider's error message can echo the prompt: keep only its code and type
+        'error', case when l.line like '%"error"%' then json_object(
+            'code', coalesce(l.line -> '$.error.code', l.line -> '$.result.error.error.type'),
+            'type', coalesce(l.line -> '$.error.type', l.line -> '$.result.error.type')) end,
+        'trace', case when json_type(s.b, '$.hash_ids') = 'ARRAY' then json_object(
+            'timestamp', s.b -> '$.timestamp', 'input_length', s.b -> '$.input_length',
+            'output_length', s.b -> '$.output_length', 'blocks', json_array_length(s.b, '$.hash_ids')) end
+    )::varchar, 2000) as raw_excerpt
+    from shaped_items s
+    join lines_in l on l.item = s.item
+    where s.item in (select item from outcomes where reason is not null)
 )
 select
     o.source_line,
     o.source_format,
     o.reason,
-    -- privacy: an allow-list of metadata and usage objects, never request bodies or message contents
-    case when o.reason is not null then left(json_object(
-        'ts', case when o.is_envelope then o.j -> '$.ts' end,
-        'provider', case when o.is_envelope then o.j -> '$.provider' end,
-        'model', coalesce(case when o.is_envelope then o.j -> '$.model' end, o.b -> '$.model', o.b -> '$.modelVersion'),
-        'request_id', coalesce(case when o.is_envelope then o.j -> '$.request_id' end, o.b -> '$.id', o.j -> '$.custom_id'),
-        'keys', json_keys(o.b),
-        'usage', o.b -> '$.usage',
-        'usageMetadata', o.b -> '$.usageMetadata',
-        'usage_metadata', o.b -> '$.usage_metadata',
-        'meta_info', o.b -> '$.meta_info',
-        -- a provider's error message can echo the prompt: keep only its code and type
-        'error', case when o.j like '%"error"%' then json_object(
-            'code', coalesce(o.j -> '$.error.code', o.j -> '$.result.error.error.type'),
-            'type', coalesce(o.j -> '$.error.type', o.j -> '$.result.error.type')) end,
-        'trace', case when json_type(o.b, '$.hash_ids') = 'ARRAY' then json_object(
-            'timestamp', o.b -> '$.timestamp', 'input_length', o.b -> '$.input_length',
-            'output_length', o.b -> '$.output_length', 'blocks', json_array_length(o.b, '$.hash_ids')) end
-    )::varchar, 2000) end as raw_excerpt,
+    e.raw_excerpt,
     o.request_id, o.ts, o.provider, o.model, o.tenant, o.app, o.service_tier,
     -- prefix family: explicit prompt_cache_key, else the trace's first two chained blocks, else the series
     case
@@ -230,6 +237,7 @@ select
     o.usage_issue,
     o.unmapped_usage
 from outcomes o
+left join excerpts e on e.item = o.item
 union all by name
 -- lines that are not JSON: the Python reader adds length, hash and parse position afterwards
 select source_line, source_item, null as source_format, 'malformed JSON' as reason from shaped_items where not is_json;

@@ -1,16 +1,18 @@
 -- General normaliser, stage 1 of 4: what each record is. Over one chunk of usage items (temp table lines_in:
--- source_line, source_item, line) into shaped_items, one row per item: its envelope keys, the batch it came
--- from, its shape (source_format, by the ladder of pipelines/lib/formats.yaml `detection`, first match wins)
+-- source_line, source_item, item, line) into shaped_items, one row per item: its envelope keys, the batch it came
+-- from, its shape (source_format, by the ladder of pipelines/ingest/formats.yaml `detection`, first match wins)
 -- and the body the field paths are read from (b).
--- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
--- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
+-- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/ingest/formats.yaml by
+-- `python -m pipelines.ingest.format_sql` (drift-tested); the rest is hand-written.
 --
 -- Each item is a provider response body, an envelope around one
 --   {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "request"?, "response": body},
 -- a batch result line, a usage-report result, a span, a gateway or tracing-tool row, or a canonical row
--- (containers and streams were split and folded by pipelines/lib/containers.py). Each record is parsed
+-- (containers and streams were split and folded by pipelines/ingest/containers.py). Each record is parsed
 -- once for its envelope keys and once for the keys its shape is told by, both into named struct fields
 -- (json_transform; an explicit JSON null reads as absent). is_json false: the line is not JSON.
+-- The line text is not kept, only the body b that stage 2 reads (item numbers the chunk's rows: the last
+-- stage reads a rejected item's line from lines_in by it, for the excerpt).
 -- Parameters: $source_file (file name, or the batch marker), $provider (source.yaml default, may be null).
 create or replace temp table shaped_items as
 with
@@ -18,6 +20,7 @@ lines as (
     select
         source_line,
         source_item,
+        item,
         line,
         try(json_transform(line, '{"custom_id":"JSON","result":"JSON","response":"JSON","error":"JSON","spend":"JSON","response_cost":"JSON","ts":"JSON","provider":"JSON","model":"JSON","tenant":"JSON","app":"JSON","request_id":"JSON","id":"JSON","reported_cost_usd":"JSON","request":{"prompt_cache_key":"JSON"},"prefix_hash":"JSON"}')) as env
     from lines_in
@@ -26,6 +29,7 @@ docs as (
     select
         source_line,
         source_item,
+        item,
         line as j,
         -- json_transform gives no struct for invalid JSON and for a bare null
         env is not null or coalesce(try(json_valid(line)), false) as is_json,
@@ -57,9 +61,11 @@ envelope as (
     select
         u.source_line,
         u.source_item,
+        u.item,
         u.j,
         u.is_json,
         u.is_object,
+        case when not u.is_object then lower(json_type(u.j)) end as json_kind,
         u.is_envelope,
         u.batch_format,
         case
@@ -105,7 +111,7 @@ shaped as (
         p.* exclude (k),
         coalesce(p.env_provider, lower($provider)) as declared_provider,
         case
-            -- <generated ladder: pipelines/lib/formats.yaml detection, in order>
+            -- <generated ladder: pipelines/ingest/formats.yaml detection, in order>
             when k.stream_error is not null then 'stream'
             when json_type(k.hash_ids) = 'ARRAY' and k.input_length is not null then 'mooncake_trace'
             when json_type(k.usageMetadata) = 'OBJECT' then 'gemini_generate_content'
@@ -142,7 +148,7 @@ bodies as (
     -- the object the field paths are read from: span attributes, a Langfuse row with its usage/cost keys
     -- under u / c, a LiteLLM row with its metadata parsed when it was stored as text; else the body itself
     select
-        s.* exclude (b0),
+        s.* exclude (b0, j),
         case
             when s.source_format = 'otel_genai_span' or (s.source_format = 'openinference_span' and json_type(s.b0, '$.otel_span') = 'OBJECT')
                 then s.b0 -> '$.otel_span.attributes'
@@ -176,4 +182,4 @@ bodies as (
 select * from bodies
 union all by name
 -- lines that are not JSON (is_json false): quarantined as malformed by the last stage
-select source_line, source_item, j, false as is_json from docs where not is_json;
+select source_line, source_item, item, false as is_json from docs where not is_json;

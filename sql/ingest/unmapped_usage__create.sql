@@ -8,8 +8,10 @@
 create or replace temp table unmapped_usage as
 with
 roots as (
-    select v.source_line, v.source_item, v.b, v.usage_prefix, v.usage_known, r.root
-    from validated_items v, unnest(v.usage_roots) as r(root)
+    -- each root beside its usage object (stage 2 took them from the body, in the same order)
+    select v.source_line, v.source_item, v.usage_prefix, v.usage_known,
+           unnest(v.usage_roots) as root, unnest(v.usage_objects) as usage_object
+    from validated_items v
     where v.field_error is null and v.usage_roots is not null
 ),
 numbers as (
@@ -25,7 +27,7 @@ numbers as (
                   || regexp_replace(substr(t.fullkey, 3), '\[[0-9]+\]', '[*]', 'g') end as body_key,
         o.usage_known,
         t.value
-    from roots o, json_tree(o.b -> o.root) t
+    from roots o, json_tree(o.usage_object) t
     where t.type in ('UBIGINT', 'BIGINT', 'HUGEINT', 'DOUBLE')
       and (o.usage_prefix is null or (t.path = '$' and starts_with(t.key, o.usage_prefix)))
 )

@@ -5,8 +5,8 @@
 -- reason the item cannot be counted (null: it can; the order of the checks decides which reason is given),
 -- and its latency_ms and ttft_ms (ms, from the latency fields; never billed, never a reason: one that
 -- cannot be used is left null and named in latency_issue).
--- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
--- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
+-- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/ingest/formats.yaml by
+-- `python -m pipelines.ingest.format_sql` (drift-tested); the rest is hand-written.
 -- Parameters: $model (source.yaml default, may be null), $deployment_names / $deployment_models (source.yaml
 -- deployments: Azure deployment -> model), $block_size (tokens per trace block).
 create or replace temp table validated_items as
@@ -95,7 +95,7 @@ clocked as (
 select
     x.*,
     coalesce(
-        case when not x.is_object then 'record is JSON ' || lower(json_type(x.j)) || ', not an object' end,
+        case when not x.is_object then 'record is JSON ' || x.json_kind || ', not an object' end,
         x.batch_error,
         case when x.source_format = 'stream' then x.b0_stream_error end,
         case when x.source_format is null and json_type(x.b, '$.engine_log') = 'OBJECT'
@@ -115,7 +115,7 @@ select
         case when x.convention in ('inclusive', 'trace', 'total_decides') and x.v_prompt is null then 'missing prompt token count' end,
         case when x.convention = 'additive' and x.v_uncached is null then 'missing input token count' end,
         case when x.v_output is null and not coalesce(x.output_optional, false) then 'missing output token count' end,
-        -- <generated token_checks: every count field of pipelines/lib/formats.yaml, in its order>
+        -- <generated token_checks: every count field of pipelines/ingest/formats.yaml, in its order>
         token_error(x.v_prompt, 'prompt tokens'),
         token_error(x.v_extra_prompt, 'extra prompt tokens'),
         token_error(x.v_uncached, 'input tokens'),

@@ -1,6 +1,6 @@
 -- Token classes, written once for both readers (file_rows__insert_normalised.sql and the fast lane's
 -- fast_items__read_jsonl.sql): counts are BIGINT (null = not reported); additive is whether the format reports
--- the uncached remainder beside the cache counts (pipelines/lib/formats.yaml convention) or inside its prompt.
+-- the uncached remainder beside the cache counts (pipelines/ingest/formats.yaml convention) or inside its prompt.
 -- output_of(output, output_extra, reasoning, reasoning_beside): output tokens; reasoning is inside the output
 -- count except where the format says its provider reports it beside (xAI Chat Completions).
 create or replace macro output_of(output, output_extra, reasoning, reasoning_beside) as

@@ -318,3 +318,36 @@ def test_count_lines_agrees_with_python_on_a_large_random_file(tmp_path):
     with path.open("rb") as handle:  # binary line iteration splits on b"\n" only, as JSONL does
         expected = sum(1 for _ in handle)
     assert expected > 40_000 and ingest.count_lines(path, 4096) == expected
+
+
+def test_a_deferred_line_is_read_again_from_its_block_not_the_whole_file(tmp_path, monkeypatch):
+    """The lane's line count notes where each block's lines start, so the general normaliser reads again only
+    the blocks that hold a deferred line (4 KB blocks here; a line longer than a block included), and the
+    rows are those of the general normaliser alone."""
+    rng = random.Random(5)
+    records = []
+    for i in range(900):
+        fmt, body = rng.choice(sorted(bodies(rng).items()))
+        record = {"ts": "2026-10-01T00:00:00Z", "tenant": "t", "app": "chat", "request_id": f"r-{i}", "response": body}
+        if fmt == "bedrock_converse":
+            record.update(provider="bedrock", model="us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+            body["output"] = {"text": "x" * (9000 if i == 450 else 10)}  # line 451 spans three blocks
+        if i in (0, 451, 899):  # deferred: a count that is text (the general normaliser rejects it)
+            usage = body.get("usage") or body["usageMetadata"]
+            usage[next(k for k in ("completion_tokens", "output_tokens", "outputTokens", "candidatesTokenCount") if k in usage)] = "12"
+        records.append(json.dumps(record))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "day.jsonl").write_text("\r\n".join(records) + "\n", encoding="utf-8")
+    reread: list = []
+    real_count, real_ranges = ingest.count_lines, ingest.read_line_ranges
+    monkeypatch.setattr(ingest, "count_lines", lambda path, block_bytes=0, starts=None: real_count(path, 4096, starts))
+    monkeypatch.setattr(ingest, "read_line_ranges", lambda path, ranges, found: real_ranges(path, reread.extend(ranges) or ranges, found))
+    monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0)
+    usage, quarantine = assert_same(tmp_path, logs)
+    assert {row[1] for row in quarantine if 'is a string, not a number ("12")' in row[4]} == {1, 452, 900}
+    assert len(usage) + len(quarantine) == 900
+    size = (logs / "day.jsonl").stat().st_size
+    # the blocks holding the lane's deferred lines (the three above and the records it leaves to the general
+    # normaliser) are read again, the others not
+    assert 3 <= len(reread) < size // 4096 and sum(end - start for start, end, _ in reread) < 0.6 * size, (reread, size)

@@ -1,5 +1,5 @@
 """Envelope and batch keys read by name (json_transform): an explicit JSON null differs from an absent key
-only where the old positional reader kept it, for batch lines (pipelines/lib/formats.yaml, stage 1)."""
+only where the old positional reader kept it, for batch lines (pipelines/ingest/formats.yaml, stage 1)."""
 
 from tests.conftest import write_jsonl
 from tests.sql.test_ingest_normalise import rows, stage

@@ -1,10 +1,10 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of ai_sdk items (Vercel AI SDK 4 result, other providers (OpenAI: inclusive, cachedPromptTokens inside)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'inclusive' as convention,
     'by_model' as inferred_provider,
     true as provider_from_package,

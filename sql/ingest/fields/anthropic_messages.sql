@@ -1,14 +1,15 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of anthropic_messages items (Anthropic Messages, also Message Batches results (input_tokens is the uncached remainder; 5m / 1h write split)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'additive' as convention,
     'anthropic' as inferred_provider,
     true as reports_write_split,
     ['$.usage']::varchar[] as usage_roots,
+    [s.b -> '$.usage']::json[] as usage_objects,
     ['input_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens', 'cache_creation.ephemeral_5m_input_tokens', 'cache_creation.ephemeral_1h_input_tokens', 'output_tokens', 'output_tokens_details.thinking_tokens', 'service_tier']::varchar[] as usage_known,
     v.usage.input_tokens as v_uncached,
     v.usage.cache_read_input_tokens as v_read,

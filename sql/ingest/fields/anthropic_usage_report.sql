@@ -1,4 +1,4 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of anthropic_usage_report items (Anthropic Admin usage report result (no flat cache_creation_input_tokens; no request count)).
 -- One parse of each item for every path the format reads (into named struct fields).

@@ -1,13 +1,14 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of bedrock_converse items (Bedrock Converse (inputTokens excludes cache reads and writes; the body names no model)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'additive' as convention,
     'bedrock' as inferred_provider,
     ['$.usage']::varchar[] as usage_roots,
+    [s.b -> '$.usage']::json[] as usage_objects,
     ['inputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'outputTokens', 'totalTokens', 'cacheReadInputTokenCount', 'cacheWriteInputTokenCount']::varchar[] as usage_known,
     v.usage.inputTokens as v_uncached,
     v.usage.cacheReadInputTokens as v_read,

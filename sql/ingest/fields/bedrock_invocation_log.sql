@@ -1,10 +1,10 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of bedrock_invocation_log items (Bedrock model-invocation log record (CloudWatch Logs / S3)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'additive' as convention,
     'bedrock' as inferred_provider,
     v."input".inputTokenCount as v_uncached,

@@ -1,13 +1,14 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of gemini_generate_content items (Gemini / Vertex generateContent (thoughts are output beside candidates; toolUsePromptTokenCount is extra input)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'inclusive' as convention,
     'gemini' as inferred_provider,
     ['$.usageMetadata']::varchar[] as usage_roots,
+    [s.b -> '$.usageMetadata']::json[] as usage_objects,
     ['promptTokenCount', 'toolUsePromptTokenCount', 'cachedContentTokenCount', 'candidatesTokenCount', 'thoughtsTokenCount', 'serviceTier', 'totalTokenCount', 'promptTokensDetails[*].tokenCount', 'cacheTokensDetails[*].tokenCount', 'candidatesTokensDetails[*].tokenCount', 'toolUsePromptTokensDetails[*].tokenCount']::varchar[] as usage_known,
     true as output_optional,
     true as reasoning_may_exceed_output,

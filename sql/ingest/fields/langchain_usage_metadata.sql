@@ -1,13 +1,14 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of langchain_usage_metadata items (LangChain AIMessage.usage_metadata (input_tokens includes input_token_details)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'inclusive' as convention,
     'by_model' as inferred_provider,
     ['$.usage_metadata']::varchar[] as usage_roots,
+    [s.b -> '$.usage_metadata']::json[] as usage_objects,
     ['input_tokens', 'input_token_details.cache_read', 'input_token_details.cache_creation', 'output_tokens', 'output_token_details.reasoning', 'total_tokens']::varchar[] as usage_known,
     v.usage_metadata.input_tokens as v_prompt,
     v.usage_metadata.input_token_details.cache_read as v_read,

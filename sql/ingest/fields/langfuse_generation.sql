@@ -1,14 +1,15 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of langfuse_generation items (Langfuse generation (usage_details keys add up to the prompt; input = uncached remainder; reasoning billed beside output)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'additive' as convention,
     'by_model' as inferred_provider,
     true as reports_write_split,
     ['$.u']::varchar[] as usage_roots,
+    [s.b -> '$.u']::json[] as usage_objects,
     ['input', 'input_cached_tokens', 'input_cache_read', 'cache_read_input_tokens', 'input_cache_creation', 'cache_creation_input_tokens', 'cache_write_tokens', 'input_cache_creation_5m', 'input_cache_creation_1h', 'output', 'output_reasoning_tokens', 'output_reasoning', 'reasoning_tokens', 'total']::varchar[] as usage_known,
     true as total_is_sum,
     v.u."input" as v_uncached,

@@ -1,14 +1,15 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of litellm_spend_log items (LiteLLM spend-log row (metadata.usage_object is the cache-inclusive Usage; spend is billed USD; cache_hit is LiteLLM's response cache)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'inclusive' as convention,
     'by_model' as inferred_provider,
     true as reports_write_split,
     ['$.metadata.usage_object']::varchar[] as usage_roots,
+    [s.b -> '$.metadata.usage_object']::json[] as usage_objects,
     ['prompt_tokens', 'prompt_tokens_details.cached_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens', 'prompt_tokens_details.cache_creation_tokens', 'prompt_tokens_details.cache_creation_token_details.ephemeral_5m_input_tokens', 'prompt_tokens_details.cache_creation_token_details.ephemeral_1h_input_tokens', 'completion_tokens', 'completion_tokens_details.reasoning_tokens', 'total_tokens', 'prompt_tokens_details.text_tokens', 'prompt_tokens_details.cache_write_tokens', 'completion_tokens_details.text_tokens', 'completion_tokens_details.accepted_prediction_tokens', 'completion_tokens_details.rejected_prediction_tokens']::varchar[] as usage_known,
     true as provider_from_model_prefix,
     coalesce(v.metadata.usage_object.prompt_tokens, v.prompt_tokens) as v_prompt,

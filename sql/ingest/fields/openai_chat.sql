@@ -1,15 +1,16 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of openai_chat items (OpenAI Chat Completions; also Azure, xAI, Mistral, OpenRouter, vLLM, SGLang).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'inclusive' as convention,
     'by_model' as inferred_provider,
     'openai' as default_provider,
     coalesce(json_type(v.provider) = 'VARCHAR', false) as body_names_upstream,
     ['$.usage']::varchar[] as usage_roots,
+    [s.b -> '$.usage']::json[] as usage_objects,
     ['prompt_tokens', 'prompt_tokens_details.cached_tokens', 'cache_read_input_tokens', 'cached_tokens', 'prompt_tokens_details.cache_write_tokens', 'cache_creation_input_tokens', 'prompt_tokens_details.cache_creation_tokens', 'prompt_tokens_details.cache_creation_input_tokens', 'prompt_tokens_details.cache_creation.ephemeral_5m_input_tokens', 'completion_tokens', 'completion_tokens_details.reasoning_tokens', 'cost.total_cost', 'cost', 'cost_details.upstream_inference_cost', 'is_byok', 'cost_in_usd_ticks', 'total_tokens', 'prompt_tokens_details.text_tokens', 'completion_tokens_details.text_tokens', 'completion_tokens_details.accepted_prediction_tokens', 'completion_tokens_details.rejected_prediction_tokens', 'cost_details.upstream_inference_prompt_cost', 'cost_details.upstream_inference_completions_cost', 'cost.input_tokens_cost', 'cost.output_tokens_cost', 'cost.reasoning_tokens_cost', 'cost.request_cost', 'cost.citation_tokens_cost', 'cost.search_queries_cost']::varchar[] as usage_known,
     ['xai']::varchar[] as reasoning_beside_output,
     v.usage.prompt_tokens as v_prompt,

@@ -1,13 +1,14 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of openai_responses items (OpenAI / Azure Responses).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'inclusive' as convention,
     'openai' as inferred_provider,
     ['$.usage']::varchar[] as usage_roots,
+    [s.b -> '$.usage']::json[] as usage_objects,
     ['input_tokens', 'input_tokens_details.cached_tokens', 'input_tokens_details.cache_write_tokens', 'output_tokens', 'output_tokens_details.reasoning_tokens', 'cost', 'cost_in_usd_ticks', 'total_tokens']::varchar[] as usage_known,
     v.usage.input_tokens as v_prompt,
     v.usage.input_tokens_details.cached_tokens as v_read,

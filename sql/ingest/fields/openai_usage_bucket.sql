@@ -1,4 +1,4 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of openai_usage_bucket items (OpenAI organisation Usage API completions result, after the July 2026 change (input_tokens = uncached + cached + cache write)).
 -- One parse of each item for every path the format reads (into named struct fields).

@@ -1,4 +1,4 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of openai_usage_bucket_pre_2026_07 items (OpenAI Usage API completions result before July 2026 (input_tokens was text input including cached; audio beside it)).
 -- One parse of each item for every path the format reads (into named struct fields).

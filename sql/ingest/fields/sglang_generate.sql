@@ -1,10 +1,10 @@
--- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;
+-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;
 -- edit the declaration and regenerate.
 -- General normaliser, stage 2: the fields of sglang_generate items (SGLang native /generate (meta_info.cached_tokens is part of prompt_tokens)).
 -- One parse of each item for every path the format reads (into named struct fields).
 insert into fielded_items by name
 select
-    s.* exclude (v),
+    s.* exclude (v, b),
     'inclusive' as convention,
     'self_hosted' as inferred_provider,
     v.meta_info.prompt_tokens as v_prompt,
