@@ -54,8 +54,8 @@ def run(
     db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file (created if missing), or a DuckLake "
                             "catalog: ducklake:<file>.ducklake, ducklake:sqlite:<file> or ducklake:postgres:<conninfo>."),
     data_path: str = typer.Option(None, "--data-path", envvar="CACHEMETER_DATA_PATH", show_default=False,
-                                  help="Folder of a DuckLake's Parquet files (needed when the catalog is created; "
-                                  "default <catalog file>.files)."),
+                                  help="Folder or s3://bucket/prefix of a DuckLake's Parquet files (needed when the "
+                                  "catalog is created; default <catalog file>.files)."),
     prices: Path = typer.Option(None, "--prices", help="Price override CSV: provider,model,effective_from,input_per_mtok,"
                                 "cache_read_per_mtok,cache_write_5m_per_mtok,cache_write_1h_per_mtok,output_per_mtok"),
     follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Follow symlinks that leave the logs folder."),
