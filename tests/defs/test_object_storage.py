@@ -161,6 +161,14 @@ def test_an_unreadable_object_is_quarantined_with_its_reason_and_the_rest_staged
     assert (name, line) == ("archived.jsonl", 0) and reason.startswith("cannot read object: ") and "GetObject" in reason
     assert archived.error == reason and SECRET not in reason
 
+    # an object replaced by shorter content is a new generation, as a truncated file is: the old rows stay
+    s3.put_object(Bucket="logs-b", Key="p/today.jsonl", Body=(json.dumps(late_rows(7)[6]) + "\n").encode())
+    with warehouse.connect(db) as conn:
+        again = {r.source_file: r for r in ingest.stage_logs(conn, "s3://logs-b/p")}
+        files = conn.execute("select source_file, rows_accepted from stage.files order by 1").fetchall()
+    assert files == [("archived.jsonl", 0), ("today.jsonl", 1), ("today.jsonl#1", 4)]
+    assert again["archived.jsonl"].skipped is False and again["today.jsonl"].rows_in == 1
+
 
 def cachemeter(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], cwd=cwd, capture_output=True, text=True,
