@@ -21,7 +21,8 @@ import dagster as dg
 
 from pipelines.defs.nightly.jobs import CODE_LOCATION, daily_job, ingest_job, publish_job, range_tags
 from pipelines.defs.settings import DEFAULT_LOGS, CachemeterSettings
-from pipelines.lib import expectations, lake, objectstore, progress, report, warehouse
+from pipelines.ingest import objectstore
+from pipelines.lib import expectations, lake, progress, report, warehouse
 from pipelines.lib.sql import statement
 
 

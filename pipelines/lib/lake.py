@@ -179,7 +179,7 @@ def attach(conn: duckdb.DuckDBPyConnection, target: str, data_path: str | None =
 def _check_reachable(data_path: str) -> None:
     """Raise ``LakeError`` (one line, no credential) when the bucket of an ``s3://`` data path cannot be listed:
     otherwise the first write of a run would fail with an HTTP error several lines long."""
-    from pipelines.lib import objectstore
+    from pipelines.ingest import objectstore
 
     try:
         objectstore.reachable(data_path)

@@ -16,7 +16,9 @@ import pytest
 
 from pipelines.defs.ingest.sensors import changed_files
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import ingest, lake, objectstore, warehouse
+from pipelines.ingest import objectstore
+from pipelines.ingest import stage as ingest
+from pipelines.lib import lake, warehouse
 from tests.conftest import REPO, TABLES, query, run_pipeline, snapshot, write_jsonl
 from tests.defs.test_late_data import late_rows
 from tests.defs.test_pipeline import hit_rate_logs

@@ -14,10 +14,11 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.nightly.jobs import ingest_job
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import generations, logfiles, objectstore, warehouse
+from pipelines.ingest import discover, generations, objectstore
+from pipelines.lib import warehouse
 
 
-def changed_files(conn: DuckDBPyConnection, settings: CachemeterSettings) -> list[logfiles.LogFile]:
+def changed_files(conn: DuckDBPyConnection, settings: CachemeterSettings) -> list[discover.LogFile]:
     """Log files that are not the file the manifest staged under their name, untouched since (device and
     inode, size, mtime, source.yaml defaults: ``generations.unchanged``), or could not be read; new files included."""
     known = {r[0]: generations.Entry(*r) for r in conn.execute(f"select {generations.MANIFEST_COLUMNS} from stage.files").fetchall()}

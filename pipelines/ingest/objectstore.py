@@ -33,9 +33,12 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from pipelines.lib import generations
-from pipelines.lib.logfiles import LogFile, SourceConfigError, defaults_sha, discover, is_log_name, load_source_yaml, safe_name
+from pipelines.ingest.discover import LogFile, SourceConfigError, defaults_sha, discover, is_log_name, load_source_yaml, safe_name
+
+if TYPE_CHECKING:  # generations reads files (pyarrow): imported where it is used, not by ``is_remote``'s callers
+    from pipelines.ingest import generations
 
 SCHEMES = ("s3://", "gs://", "gcs://", "az://", "abfs://", "abfss://")
 DOWNLOAD_THREADS = 8  # objects fetched at once (pyarrow releases the GIL while it waits)
@@ -218,6 +221,8 @@ class Bucket:
     def needed(self, logs: list[LogFile], entries: dict[str, generations.Entry]) -> dict[str, LogFile]:
         """The listed objects ``generations.plan`` may read, downloaded: new or changed ones, and unchanged
         ones whose head equals that of an entry without an unchanged object (its content may have moved)."""
+        from pipelines.ingest import generations
+
         unchanged = {log.relative for log in logs if log.relative in entries and not entries[log.relative].read_error
                      and generations.unchanged(log, entries[log.relative])}
         open_heads = {(e.head_bytes, e.head_sha) for name, e in entries.items() if name not in unchanged and e.head_sha}

@@ -32,9 +32,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.lib import cache_models, containers, faults, fingerprints, formats, generations, objectstore, prices
-from pipelines.lib.logfiles import (CHUNK_BYTES, HEAD_BYTES, LogFile, Unreadable, duckdb_literal_path, malformed_json_excerpt,
-                                   read_head, read_records, read_tail)
+from pipelines.ingest import cache_models, containers, fingerprints, formats, generations, objectstore
+from pipelines.lib import faults, prices
+from pipelines.ingest.discover import LogFile, duckdb_literal_path
+from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, Unreadable, malformed_json_excerpt, read_head, read_records,
+                                      read_tail)
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
@@ -93,7 +95,7 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path | str, follow_symlink
     ``fast_lane`` False sends every record through the general normaliser (tests compare the two).
     ``root`` may be a bucket prefix (``s3://bucket/prefix``, ``gs://``, ``abfs://``: ``objectstore``),
     read the same way. Raises ``FileNotFoundError`` for a missing ``root``, ``objectstore.ObjectStoreError``
-    for a prefix that cannot be listed and ``logfiles.SourceConfigError`` for a bad ``source.yaml``;
+    for a prefix that cannot be listed and ``discover.SourceConfigError`` for a bad ``source.yaml``;
     problems inside a file never raise, they become quarantine rows.
     """
     entries = {row[0]: generations.Entry(*row) for row in conn.execute(
