@@ -93,7 +93,7 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path | str, follow_symlink
     day from now, UTC) are quarantined with that reason rather than building far-off partitions.
     ``on_file(log, index, total)`` is called before each file or batch (for progress display).
     ``fast_lane`` False sends every record through the general normaliser (tests compare the two).
-    ``root`` may be a bucket prefix (``s3://bucket/prefix``, ``gs://``, ``abfs://``: ``objectstore``),
+    ``root`` may be a bucket prefix (``s3://bucket/prefix``, ``gs://``, ``az://``: ``objectstore``),
     read the same way. Raises ``FileNotFoundError`` for a missing ``root``, ``objectstore.ObjectStoreError``
     for a prefix that cannot be listed and ``discover.SourceConfigError`` for a bad ``source.yaml``;
     problems inside a file never raise, they become quarantine rows.
