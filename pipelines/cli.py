@@ -49,13 +49,14 @@ class OutputFormat(str, Enum):
 
 @app.command()
 def run(
-    logs: Path = typer.Option(None, "--logs", envvar="CACHEMETER_LOGS",
-                              help="Folder of usage logs (searched recursively). Default: the bundled demo logs."),
+    logs: str = typer.Option(None, "--logs", envvar="CACHEMETER_LOGS", show_default=False,
+                             help="Folder of usage logs (searched recursively), or a bucket prefix: s3://bucket/prefix, "
+                             "gs://..., abfs://... (credentials from the provider's standard chain). Default: the bundled demo logs."),
     db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file (created if missing), or a DuckLake "
                             "catalog: ducklake:<file>.ducklake, ducklake:sqlite:<file> or ducklake:postgres:<conninfo>."),
     data_path: str = typer.Option(None, "--data-path", envvar="CACHEMETER_DATA_PATH", show_default=False,
-                                  help="Folder of a DuckLake's Parquet files (needed when the catalog is created; "
-                                  "default <catalog file>.files)."),
+                                  help="Folder or s3://bucket/prefix of a DuckLake's Parquet files (needed when the "
+                                  "catalog is created; default <catalog file>.files)."),
     prices: Path = typer.Option(None, "--prices", help="Price override CSV: provider,model,effective_from,input_per_mtok,"
                                 "cache_read_per_mtok,cache_write_5m_per_mtok,cache_write_1h_per_mtok,output_per_mtok"),
     follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Follow symlinks that leave the logs folder."),
@@ -99,7 +100,7 @@ def run(
         progress.set_listener(listener)
         try:
             result = runner.run_pipeline(all_days=all_days, wait_seconds=wait)
-        except (runner.PipelineError, warehouse.WarehouseBusyError) as exc:
+        except (runner.PipelineError, warehouse.WarehouseBusyError, lake.LakeError) as exc:
             err_console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(1) from exc
         finally:

@@ -22,6 +22,7 @@ import dagster as dg
 from pipelines.defs.nightly.jobs import (CODE_LOCATION, PUBLISH_ASSETS, WINDOW_ASSETS, daily_job, ingest_job, publish_job,
                                           range_tags)
 from pipelines.defs.settings import DEFAULT_LOGS, CachemeterSettings
+from pipelines.ingest import objectstore
 from pipelines.lib import expectations, lake, progress, report, warehouse
 from pipelines.lib.sql import statement
 
@@ -39,9 +40,9 @@ class RunResult:
     retried_steps: int = 0  # steps run again after a DuckLake write conflict (parallel builds; pipelines/parallel_days.py)
 
 
-def configure(logs: Path | None, db: Path | str, prices: Path | None, follow_symlinks: bool = False,
+def configure(logs: Path | str | None, db: Path | str, prices: Path | None, follow_symlinks: bool = False,
               data_path: str | None = None) -> None:
-    """Point the definitions at a logs folder (default: the bundled demo), warehouse and price overrides.
+    """Point the definitions at a logs folder or bucket prefix (default: the bundled demo), warehouse and price overrides.
 
     ``db`` is a DuckDB file or a DuckLake target ``ducklake:<catalog>`` whose Parquet files go to
     ``data_path`` (``lib/lake.py``).
@@ -49,7 +50,8 @@ def configure(logs: Path | None, db: Path | str, prices: Path | None, follow_sym
     The definitions read these as ``CACHEMETER_*`` environment variables (``defs/settings.py``), so a
     Dagster deployment configured by its environment runs exactly what the CLI runs.
     """
-    os.environ["CACHEMETER_LOGS"] = str(Path(logs if logs is not None else DEFAULT_LOGS).resolve())
+    logs = DEFAULT_LOGS if logs is None else logs
+    os.environ["CACHEMETER_LOGS"] = str(logs) if objectstore.is_remote(logs) else str(Path(logs).resolve())
     os.environ["CACHEMETER_DB"] = warehouse.resolved(db)
     if data_path:
         os.environ[lake.DATA_PATH_ENV] = data_path

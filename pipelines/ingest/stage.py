@@ -32,9 +32,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.ingest import cache_models, containers, fingerprints, formats, generations
+from pipelines.ingest import cache_models, containers, fingerprints, formats, generations, objectstore
 from pipelines.lib import faults, prices
-from pipelines.ingest.discover import LogFile, discover, duckdb_literal_path
+from pipelines.ingest.discover import LogFile, duckdb_literal_path
 from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, Unreadable, malformed_json_excerpt, read_head,
                                       read_line_ranges, read_records, read_tail)
 from pipelines.lib.sql import params_for, statement
@@ -70,7 +70,7 @@ BATCH_FILES = 20_000  # small files published in one transaction at most
 BATCH_MARKER = "\x1f"  # stands for the file name in ids the normaliser scopes to a file (staged_items__create.sql)
 
 
-def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: bool = False,
+def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path | str, follow_symlinks: bool = False,
                on_file: Callable[[LogFile, int, int], None] | None = None,
                earliest: date = date(2000, 1, 1), latest: datetime | None = None,
                fast_lane: bool = True) -> list[FileResult]:
@@ -94,12 +94,21 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path, follow_symlinks: boo
     day from now, UTC) are quarantined with that reason rather than building far-off partitions.
     ``on_file(log, index, total)`` is called before each file or batch (for progress display).
     ``fast_lane`` False sends every record through the general normaliser (tests compare the two).
-    Raises ``FileNotFoundError`` for a missing ``root`` and ``discover.SourceConfigError`` for a bad
-    ``source.yaml``; problems inside a file never raise, they become quarantine rows.
+    ``root`` may be a bucket prefix (``s3://bucket/prefix``, ``gs://``, ``az://``: ``objectstore``),
+    read the same way. Raises ``FileNotFoundError`` for a missing ``root``, ``objectstore.ObjectStoreError``
+    for a prefix that cannot be listed and ``discover.SourceConfigError`` for a bad ``source.yaml``;
+    problems inside a file never raise, they become quarantine rows.
     """
-    logs = discover(root, follow_symlinks=follow_symlinks)
     entries = {row[0]: generations.Entry(*row) for row in conn.execute(
         f"select {generations.MANIFEST_COLUMNS} from stage.files").fetchall()}
+    with objectstore.found_logs(root, follow_symlinks, entries) as logs:  # a bucket's objects: downloaded while staging
+        return _stage_found(conn, logs, entries, on_file, earliest, latest, fast_lane)
+
+
+def _stage_found(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], entries: dict[str, generations.Entry],
+                 on_file: Callable[[LogFile, int, int], None] | None, earliest: date, latest: datetime | None,
+                 fast_lane: bool) -> list[FileResult]:
+    """``stage_logs`` for the files found: match them to the manifest ``entries`` and stage the new and changed."""
     plan = generations.plan(logs, entries)
     results: dict[str, FileResult] = {}
     for log, entry in plan.skip:

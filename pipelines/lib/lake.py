@@ -91,9 +91,39 @@ def _extensions(target: str, data_path: str | None) -> list[str]:
         names.append("sqlite_scanner")
     elif catalog.startswith("postgres:"):
         names.append("postgres_scanner")
-    if data_path and "://" in data_path:
+    if data_path is None or "://" in data_path:  # None: the catalog's recorded data path, perhaps a bucket
         names.append("httpfs")
     return names
+
+
+S3_SECRET = "cachemeter_s3"
+
+
+def create_s3_secret(conn: duckdb.DuckDBPyConnection, environ: dict[str, str] | None = None) -> bool:
+    """Create the temporary (in-memory, never persisted) DuckDB secret httpfs reads ``s3://`` data paths with,
+    from the standard AWS variables; returns whether one was created (not when no S3 variable is set).
+
+    ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` / ``AWS_SESSION_TOKEN``, ``AWS_REGION`` (or
+    ``AWS_DEFAULT_REGION``; default us-east-1) and ``AWS_ENDPOINT_URL_S3`` (or ``AWS_ENDPOINT_URL``:
+    ``http://host:port`` of MinIO or moto, path-style URLs). The values go into the statement as literals
+    (CREATE SECRET takes no parameters) and DuckDB shows a secret redacted (``duckdb_secrets()``).
+    """
+    env = os.environ if environ is None else environ
+    key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
+    endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
+    if not (key or endpoint):
+        return False
+    options = ["TYPE s3", f"REGION {_literal(env.get('AWS_REGION') or env.get('AWS_DEFAULT_REGION') or 'us-east-1')}"]
+    if key and secret:
+        options += [f"KEY_ID {_literal(key)}", f"SECRET {_literal(secret)}"]
+    if env.get("AWS_SESSION_TOKEN"):
+        options.append(f"SESSION_TOKEN {_literal(env['AWS_SESSION_TOKEN'])}")
+    if endpoint:
+        scheme, _, host = endpoint.rpartition("://")
+        options += [f"ENDPOINT {_literal(host.rstrip('/'))}", f"USE_SSL {'false' if scheme == 'http' else 'true'}",
+                    "URL_STYLE 'path'"]
+    conn.execute(f"CREATE OR REPLACE TEMPORARY SECRET {S3_SECRET} ({', '.join(options)})")
+    return True
 
 
 def data_path_for(target: str, data_path: str | None = None) -> str | None:
@@ -123,11 +153,16 @@ def attach(conn: duckdb.DuckDBPyConnection, target: str, data_path: str | None =
     process raises its lock error as ``duckdb.IOException``).
     """
     path = data_path_for(target, data_path)
-    for name in _extensions(target, path):
+    names = _extensions(target, path)
+    for name in names:
         conn.execute(f"LOAD '{extension_path(name)}'")
+    if "httpfs" in names:
+        create_s3_secret(conn)
     attached = conn.execute("select count(*) from duckdb_databases() where database_name = $alias",
                             {"alias": ALIAS}).fetchone()[0]
     if not attached:
+        if path and path.lower().startswith("s3://"):
+            _check_reachable(path)
         options = []
         if path:
             options.append(f"DATA_PATH {_literal(path)}")
@@ -139,6 +174,17 @@ def attach(conn: duckdb.DuckDBPyConnection, target: str, data_path: str | None =
         conn.execute(f"ATTACH {_literal(target)} AS {ALIAS}{suffix}")
     conn.execute(f"USE {ALIAS}")
     return conn
+
+
+def _check_reachable(data_path: str) -> None:
+    """Raise ``LakeError`` (one line, no credential) when the bucket of an ``s3://`` data path cannot be listed:
+    otherwise the first write of a run would fail with an HTTP error several lines long."""
+    from pipelines.ingest import objectstore
+
+    try:
+        objectstore.reachable(data_path)
+    except objectstore.ObjectStoreError as exc:
+        raise LakeError(f"the DuckLake data path {data_path} cannot be reached: {exc.reason}") from None
 
 
 def _literal(text: str) -> str:

@@ -139,10 +139,10 @@ FILE_OPTIONS: tuple[Option, ...] = (
 # Settings read from the environment only (where things are, what the process may use).
 ENV_OPTIONS: tuple[Option, ...] = (
     Option("db", "", "path", "DuckDB warehouse file, absolute path (embedded, no server), or ducklake:<catalog> (lib/lake.py); CLI: --db, default warehouse/cachemeter.duckdb"),
-    Option("data_path", "", "path", "a DuckLake's Parquet folder, needed when its catalog is created; CLI: --data-path, default <catalog file>.files"),
+    Option("data_path", "", "path", "a DuckLake's Parquet folder or s3://bucket/prefix, needed when its catalog is created; CLI: --data-path, default <catalog file>.files"),
     Option("parallel", 1, "processes", "processes that build the pending days at once on a DuckLake with a PostgreSQL "
            "catalog (pipelines/parallel_days.py, docs/scaling.md); elsewhere one after another; CLI: --parallel"),
-    Option("logs", "", "path", "folder scanned recursively for usage logs; CLI: --logs, default the bundled demo"),
+    Option("logs", "", "path", "folder, or bucket prefix (s3://, gs://, az://), scanned recursively for usage logs; CLI: --logs, default the bundled demo"),
     Option("partitions_start", "2020-01-01", "UTC date", "first daily partition; earlier records are quarantined"),
     Option("nightly_cron", "30 2 * * *", "cron (UTC)", "when the nightly schedule stages the logs"),
     Option("nightly_deadline_hour", 6, "hour (UTC)", "hour by which yesterday must be built, else a notice"),

@@ -2,7 +2,6 @@
 
 
 from datetime import date
-from pathlib import Path
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
@@ -39,7 +38,7 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
     if not settings.logs_dir:
         raise dg.Failure("no logs folder: set CACHEMETER_LOGS (the CLI: --logs) to the folder of usage logs")
     with warehouse_connection(duckdb) as conn:
-        results = ingest.stage_logs(conn, Path(settings.logs_dir), settings.follow_symlinks, on_file=on_file,
+        results = ingest.stage_logs(conn, settings.logs_dir, settings.follow_symlinks, on_file=on_file,
                                     earliest=date.fromisoformat(PARTITIONS_START))
         # every run, not only after staging: a run that died here left its pending days without them
         conn.execute(statement("core/pending_days__insert_dependents"), {"dependent_days": settings.dependent_days})

@@ -7,7 +7,6 @@ Run keys make each request happen once.
 """
 
 import hashlib
-from pathlib import Path
 
 import dagster as dg
 from duckdb import DuckDBPyConnection, IOException
@@ -15,7 +14,7 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.nightly.jobs import ingest_job
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.ingest import discover, generations
+from pipelines.ingest import discover, generations, objectstore
 from pipelines.lib import warehouse
 
 
@@ -23,7 +22,7 @@ def changed_files(conn: DuckDBPyConnection, settings: CachemeterSettings) -> lis
     """Log files that are not the file the manifest staged under their name, untouched since (device and
     inode, size, mtime, source.yaml defaults: ``generations.unchanged``), or could not be read; new files included."""
     known = {r[0]: generations.Entry(*r) for r in conn.execute(f"select {generations.MANIFEST_COLUMNS} from stage.files").fetchall()}
-    return [log for log in discover.discover(Path(settings.logs_dir), settings.follow_symlinks)
+    return [log for log in objectstore.status(settings.logs_dir, settings.follow_symlinks)
             if log.error or log.relative not in known or known[log.relative].read_error
             or not generations.unchanged(log, known[log.relative])]
 
