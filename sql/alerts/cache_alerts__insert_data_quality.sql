@@ -1,13 +1,14 @@
 -- data_quality: the log files that fed a day of [$start, $end) rejected more than
 -- $quality_max_quarantine_share of their records into core.quarantine (files with at least
--- $quality_min_records records). observed = quarantined share of those files' records.
+-- $quality_min_records records). observed = quarantined share of those files' records (streamed snapshots
+-- superseded by a fuller one, stage.files.rows_superseded, are not bad data and are left out).
 insert into marts.cache_alerts by name
 with
 file_days as (
     select distinct day, source_file from core.usage where day >= $start and day < $end
 ),
 shares as (
-    select d.day, sum(f.rows_quarantined) as quarantined, sum(f.rows_in) as records, count(*) as files
+    select d.day, sum(f.rows_quarantined - coalesce(f.rows_superseded, 0)) as quarantined, sum(f.rows_in) as records, count(*) as files
     from file_days d
     join stage.files f using (source_file)
     where f.rows_in >= $quality_min_records
