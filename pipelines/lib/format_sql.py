@@ -243,6 +243,7 @@ OPTION_COLUMNS = {  # option -> (column, SQL type)
     "tier_prompt": ("tier_prompt_from", "varchar"),
     "provider_from_package": ("provider_from_package", "boolean"),
     "provider_from_model_prefix": ("provider_from_model_prefix", "boolean"),
+    "zero_write_beside_split": ("zero_write_beside_split", "boolean"),
 }
 FORMAT_COLUMNS = (("convention", "varchar"), ("inferred_provider", "varchar"), ("default_provider", "varchar"),
                   ("body_names_upstream", "boolean"))

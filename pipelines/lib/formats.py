@@ -34,6 +34,9 @@ OPTIONS = {
     # streamed snapshots: a transcript writes several lines per response sharing its id; per (file, id) the
     # fullest is the bill and the others are quarantined as superseded (staged_items__supersede_snapshots.sql)
     "snapshots": False,
+    # a cache-write total of 0 beside a 5m / 1h split is the split's placeholder, not a contradiction
+    # (langchain-anthropic zeroes input_token_details.cache_creation when it reports the split)
+    "zero_write_beside_split": False,
 }
 
 

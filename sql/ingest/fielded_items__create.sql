@@ -19,6 +19,7 @@ select
     null::varchar as tier_prompt_from,
     null::boolean as provider_from_package,
     null::boolean as provider_from_model_prefix,
+    null::boolean as zero_write_beside_split,
     null::json as v_prompt,
     null::json as v_extra_prompt,
     null::json as v_uncached,

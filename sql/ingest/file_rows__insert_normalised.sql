@@ -107,6 +107,7 @@ checked as (
                  then 'cache hit + miss (' || coalesce(t.n_hit, t.n_read) || ' + ' || t.n_miss || ') does not equal prompt tokens '
                       || t.n_prompt_reported end,
             case when t.n_write_reported is not null
+                      and not (coalesce(t.zero_write_beside_split, false) and t.n_write_reported = 0)
                       and (t.v_write_5m is not null or t.v_write_1h is not null or write_of_ttl(t.v_write_by_ttl, '1h') is not null)
                       and t.n_write_5m + t.n_write_1h <> t.n_write_reported
                  then 'cache write split 5m ' || t.n_write_5m || ' + 1h ' || t.n_write_1h

@@ -8,11 +8,12 @@ select
     'additive' as convention,
     'by_model' as inferred_provider,
     true as total_is_sum,
+    true as zero_write_beside_split,
     v.u."input" as v_uncached,
     coalesce(v.u.input_cached_tokens, v.u.input_cache_read, v.u.cache_read_input_tokens) as v_read,
-    coalesce(v.u.input_cache_creation, v.u.cache_creation_input_tokens, v.u.cache_write_tokens) as v_write,
-    v.u.input_cache_creation_5m as v_write_5m,
-    v.u.input_cache_creation_1h as v_write_1h,
+    coalesce(v.u.input_cache_creation, v.u.cache_creation_input_tokens, v.u.cache_write_tokens, v.u.input_cache_write_tokens) as v_write,
+    coalesce(v.u.input_cache_creation_5m, v.u.input_ephemeral_5m_input_tokens) as v_write_5m,
+    coalesce(v.u.input_cache_creation_1h, v.u.input_ephemeral_1h_input_tokens) as v_write_1h,
     v.u.output as v_output,
     coalesce(v.u.output_reasoning_tokens, v.u.output_reasoning, v.u.reasoning_tokens) as v_output_extra,
     coalesce(v.u.output_reasoning_tokens, v.u.output_reasoning, v.u.reasoning_tokens) as v_reasoning,
@@ -26,5 +27,5 @@ select
     v."end" as v_end_at,
     v.latency as v_latency_s,
     v.time_to_first_token as v_ttft_s
-from (select s.*, json_transform(s.b, '{"u":{"input":"JSON","input_cached_tokens":"JSON","input_cache_read":"JSON","cache_read_input_tokens":"JSON","input_cache_creation":"JSON","cache_creation_input_tokens":"JSON","cache_write_tokens":"JSON","input_cache_creation_5m":"JSON","input_cache_creation_1h":"JSON","output":"JSON","output_reasoning_tokens":"JSON","output_reasoning":"JSON","reasoning_tokens":"JSON","total":"JSON"},"model":"JSON","id":"JSON","start":"JSON","c":{"total":"JSON"},"calculatedTotalCost":"JSON","totalCost":"JSON","completion_start":"JSON","end":"JSON","latency":"JSON","time_to_first_token":"JSON"}') as v
+from (select s.*, json_transform(s.b, '{"u":{"input":"JSON","input_cached_tokens":"JSON","input_cache_read":"JSON","cache_read_input_tokens":"JSON","input_cache_creation":"JSON","cache_creation_input_tokens":"JSON","cache_write_tokens":"JSON","input_cache_write_tokens":"JSON","input_cache_creation_5m":"JSON","input_ephemeral_5m_input_tokens":"JSON","input_cache_creation_1h":"JSON","input_ephemeral_1h_input_tokens":"JSON","output":"JSON","output_reasoning_tokens":"JSON","output_reasoning":"JSON","reasoning_tokens":"JSON","total":"JSON"},"model":"JSON","id":"JSON","start":"JSON","c":{"total":"JSON"},"calculatedTotalCost":"JSON","totalCost":"JSON","completion_start":"JSON","end":"JSON","latency":"JSON","time_to_first_token":"JSON"}') as v
       from shaped_items s where s.source_format = 'langfuse_generation') s;

@@ -9,13 +9,13 @@ select
     'by_model' as inferred_provider,
     coalesce(v."gen_ai.usage.input_tokens", v."gen_ai.usage.prompt_tokens") as v_prompt,
     coalesce(v."gen_ai.usage.cache_read.input_tokens", v."gen_ai.usage.cache_read_input_tokens", v."gen_ai.usage.input_tokens.cached") as v_read,
-    coalesce(v."gen_ai.usage.cache_creation.input_tokens", v."gen_ai.usage.cache_creation_input_tokens", v."gen_ai.usage.input_tokens.cache_write") as v_write,
+    coalesce(v."gen_ai.usage.cache_write.input_tokens", v."gen_ai.usage.cache_creation.input_tokens", v."gen_ai.usage.cache_creation_input_tokens", v."gen_ai.usage.input_tokens.cache_write") as v_write,
     coalesce(v."gen_ai.usage.output_tokens", v."gen_ai.usage.completion_tokens") as v_output,
-    v."gen_ai.usage.reasoning.output_tokens" as v_reasoning,
+    coalesce(v."gen_ai.usage.reasoning.output_tokens", v."gen_ai.usage.output_tokens.reasoning") as v_reasoning,
     coalesce(v."gen_ai.response.model", v."gen_ai.request.model") ->> '$' as body_model,
     v."gen_ai.response.id" ->> '$' as body_id,
     lower(coalesce(v."gen_ai.provider.name", v."gen_ai.system") ->> '$') as body_provider,
     v."openai.response.service_tier" ->> '$' as body_tier,
     coalesce(v."gen_ai.response.time_to_first_chunk", v."gen_ai.response.time_to_first_token") as v_ttft_s
-from (select s.*, json_transform(s.b, '{"gen_ai.usage.input_tokens":"JSON","gen_ai.usage.prompt_tokens":"JSON","gen_ai.usage.cache_read.input_tokens":"JSON","gen_ai.usage.cache_read_input_tokens":"JSON","gen_ai.usage.input_tokens.cached":"JSON","gen_ai.usage.cache_creation.input_tokens":"JSON","gen_ai.usage.cache_creation_input_tokens":"JSON","gen_ai.usage.input_tokens.cache_write":"JSON","gen_ai.usage.output_tokens":"JSON","gen_ai.usage.completion_tokens":"JSON","gen_ai.usage.reasoning.output_tokens":"JSON","gen_ai.response.model":"JSON","gen_ai.request.model":"JSON","gen_ai.response.id":"JSON","gen_ai.provider.name":"JSON","gen_ai.system":"JSON","openai.response.service_tier":"JSON","gen_ai.response.time_to_first_chunk":"JSON","gen_ai.response.time_to_first_token":"JSON"}') as v
+from (select s.*, json_transform(s.b, '{"gen_ai.usage.input_tokens":"JSON","gen_ai.usage.prompt_tokens":"JSON","gen_ai.usage.cache_read.input_tokens":"JSON","gen_ai.usage.cache_read_input_tokens":"JSON","gen_ai.usage.input_tokens.cached":"JSON","gen_ai.usage.cache_write.input_tokens":"JSON","gen_ai.usage.cache_creation.input_tokens":"JSON","gen_ai.usage.cache_creation_input_tokens":"JSON","gen_ai.usage.input_tokens.cache_write":"JSON","gen_ai.usage.output_tokens":"JSON","gen_ai.usage.completion_tokens":"JSON","gen_ai.usage.reasoning.output_tokens":"JSON","gen_ai.usage.output_tokens.reasoning":"JSON","gen_ai.response.model":"JSON","gen_ai.request.model":"JSON","gen_ai.response.id":"JSON","gen_ai.provider.name":"JSON","gen_ai.system":"JSON","openai.response.service_tier":"JSON","gen_ai.response.time_to_first_chunk":"JSON","gen_ai.response.time_to_first_token":"JSON"}') as v
       from shaped_items s where s.source_format = 'otel_genai_span') s;
