@@ -268,7 +268,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
         conn.execute(statement("ingest/staged_items__create"), {"lane_offset": lane_offset, "batch_marker": BATCH_MARKER})
     finally:
         conn.unregister("batch_files")
-    conn.execute(statement("ingest/staged_items__supersede_snapshots"), {"snapshot_formats": formats.snapshot_formats()})
+    conn.execute(statement("ingest/staged_items__supersede_snapshots"))
     actions = {"retire": [(name, plan.retire[name]) for name in batch_files["source_file"].to_pylist() if name in plan.retire],
                "drop": [old for name in batch_files["source_file"].to_pylist() for old in plan.takes_over.get(name, [])]}
     _publish(conn, batch_files, conn.execute("select distinct provider, model from staged_items where reason is null").fetchall(),

@@ -1,6 +1,11 @@
 -- duplicate_copies: every accepted copy of the touched ids (touched_ids), from core.usage (was_accepted)
 -- and stage.duplicate_rows, each marked winner when it is the copy the rule keeps: the one in the file
--- whose name sorts first, then the earliest line, then item (first: that copy's file, line and item).
+-- whose name sorts first, then the earliest line, then item (first: that copy's file, line and item). Of a
+-- streamed-snapshot format's copies (a transcript resumed or replayed in another file) the fullest wins first
+-- (most prompt + output tokens), as within a file (staged_items__supersede_snapshots.sql): a fuller snapshot is
+-- never dropped as a duplicate of an earlier one.
+-- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
+-- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
 create or replace temp table duplicate_copies as
 with
 copies as (
@@ -9,7 +14,13 @@ copies as (
     select d.*, false as was_accepted from stage.duplicate_rows d semi join touched_ids t using (request_id)
 ),
 ranked as (
-    select *, min(struct_pack(f := source_file, l := source_line, i := coalesce(source_item, 0)))
+    select *, min(struct_pack(
+                  s := case when source_format in (
+                           -- <generated snapshot_formats: the formats with the snapshots option>
+                           'claude_code_transcript', 'codex_rollout'
+                           -- </generated>
+                       ) then -(coalesce(prompt_tokens, 0) + coalesce(output_tokens, 0)) else 0 end,
+                  f := source_file, l := source_line, i := coalesce(source_item, 0)))
                   over (partition by request_id) as first
     from copies
 )

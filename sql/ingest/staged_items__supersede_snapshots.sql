@@ -6,7 +6,8 @@
 -- rows_quarantined and rows_superseded (files__insert_batch.sql): rows_in = accepted + quarantined holds.
 -- An earlier snapshot is never kept beside the final one, and a later, fuller one is never dropped as a
 -- duplicate (ccusage#901, #938: first-wins dedup under-counts output).
--- Parameters: $snapshot_formats (varchar[]: pipelines.lib.formats.snapshot_formats()).
+-- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
+-- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
 update staged_items as s
 set reason = 'superseded streaming snapshot of request ' || r.request_id || ': line ' || r.final_line
              || ' of this file is its final snapshot (the bill)'
@@ -16,7 +17,11 @@ from (
         first_value(source_line) over fullest as final_line,
         row_number() over fullest as position
     from staged_items
-    where reason is null and list_contains($snapshot_formats::varchar[], source_format)
+    where reason is null and source_format in (
+        -- <generated snapshot_formats: the formats with the snapshots option>
+        'claude_code_transcript', 'codex_rollout'
+        -- </generated>
+    )
     window fullest as (partition by source_file, request_id
                        order by coalesce(prompt_tokens, 0) + coalesce(output_tokens, 0) desc, source_line desc, source_item desc)
 ) r
