@@ -4,8 +4,8 @@
 -- streamed-snapshot format's copies (a transcript resumed or replayed in another file) the fullest wins first
 -- (most prompt + output tokens), as within a file (staged_items__supersede_snapshots.sql): a fuller snapshot is
 -- never dropped as a duplicate of an earlier one.
--- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/lib/formats.yaml by
--- `python -m pipelines.lib.format_sql` (drift-tested); the rest is hand-written.
+-- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/ingest/formats.yaml by
+-- `python -m pipelines.ingest.format_sql` (drift-tested); the rest is hand-written.
 create or replace temp table duplicate_copies as
 with
 copies as (

@@ -19,7 +19,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipelines.lib import containers, ingest, warehouse
+from pipelines.ingest import containers, stage as ingest
+from pipelines.lib import warehouse
 from pipelines.lib.sql import statement
 from tests.conftest import query, run_pipeline
 
