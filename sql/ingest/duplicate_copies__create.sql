@@ -14,14 +14,18 @@ copies as (
     select d.*, false as was_accepted from stage.duplicate_rows d semi join touched_ids t using (request_id)
 ),
 ranked as (
-    select *, min(struct_pack(
-                  s := case when source_format in (
-                           -- <generated snapshot_formats: the formats with the snapshots option>
-                           'claude_code_transcript', 'codex_rollout'
-                           -- </generated>
-                       ) then -(coalesce(prompt_tokens, 0) + coalesce(output_tokens, 0)) else 0 end,
-                  f := source_file, l := source_line, i := coalesce(source_item, 0)))
-                  over (partition by request_id) as first
+    select *,
+        -- the streamed-snapshot formats' ids: the fullest copy first; every other id: the plain order
+        case when bool_and(source_format in (
+                 -- <generated snapshot_formats: the formats with the snapshots option>
+                 'claude_code_transcript', 'codex_rollout'
+                 -- </generated>
+             )) over (partition by request_id)
+             then arg_min(struct_pack(f := source_file, l := source_line, i := coalesce(source_item, 0)),
+                          struct_pack(s := -(coalesce(prompt_tokens, 0) + coalesce(output_tokens, 0)), f := source_file,
+                                      l := source_line, i := coalesce(source_item, 0))) over (partition by request_id)
+             else min(struct_pack(f := source_file, l := source_line, i := coalesce(source_item, 0))) over (partition by request_id)
+        end as first
     from copies
 )
 select *, source_file = first.f and source_line = first.l and coalesce(source_item, 0) = first.i as winner
