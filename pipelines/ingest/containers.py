@@ -22,6 +22,19 @@ reads those directly. Four shapes carry several items, or one item spread over e
   with the ``usage`` of every later ``message_delta`` laid over it (its ``output_tokens`` is the
   cumulative count, section 3.1).
 
+* Coding-agent session transcripts. Claude Code (``~/.claude/projects/<project>/<session>.jsonl``):
+  an ``assistant`` line whose ``message`` carries ``usage`` is a usage item as it stands (format
+  ``claude_code_transcript``); the transcript's other lines (user turns, tool results, summaries,
+  file-history snapshots) carry no tokens and are skipped, as spans without usage are. Codex CLI
+  (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``): an ordered fold over the file (state kept across
+  chunks in the caller's ``state`` dict): ``session_meta`` names the session, ``turn_context`` the
+  model, and each ``event_msg`` ``token_count`` with ``info`` becomes one item
+  ``{"timestamp", "codex_token_count": {"id", "model", "turn"}}`` whose ``turn`` is that turn's usage:
+  ``last_token_usage``, else the change of the cumulative ``total_token_usage`` since the previous event
+  (ccusage's Codex parser). Its id is the session and the cumulative total, so an event that repeats the
+  previous totals is a snapshot of the same turn, collapsed by the SQL
+  (``sql/ingest/staged_items__supersede_snapshots.sql``); every other rollout line is skipped.
+
 Why Python: each of these needs a tree walk or an ordered fold over events, which SQL expresses
 poorly; only lines passing a cheap vectorised substring prefilter are parsed here, every other line
 goes to the SQL untouched. Items keep their position as ``(source_line, source_item)``: item 0 is
@@ -38,13 +51,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 # a line that may need reshaping mentions one of these keys; everything else passes through as is
-_PREFILTER = r'"(resourceSpans|results|meta|has_more|stream_events|response_sse|object"\s*:\s*"(page|bucket))"'
+_PREFILTER = (r'"(resourceSpans|results|meta|has_more|stream_events|response_sse|object"\s*:\s*"(page|bucket)|sessionId|leafUuid'
+              r'|type"\s*:\s*"(session_meta|turn_context|event_msg|response_item|compacted))"')
 TOKEN_ATTRIBUTE_PREFIXES = ("gen_ai.usage.", "llm.token_count.")
 _INT64 = re.compile(r"-?[0-9]{1,19}")
 
 
-def reshape(chunk: pa.Table) -> pa.Table:
+def reshape(chunk: pa.Table, state: dict | None = None) -> pa.Table:
     """``(source_line, line)`` records -> ``(source_line, source_item, line)`` usage items.
+
+    ``state``: one file's running transcript state, passed again with each of its chunks in line order
+    (a Codex rollout's session, model and previous totals); None: a fresh one per call.
 
     Lines that are not containers or streams keep ``source_item = 0`` and their text. A container
     whose pages hold no items (an empty day) yields nothing; a line that fails to parse here is
@@ -55,8 +72,9 @@ def reshape(chunk: pa.Table) -> pa.Table:
         return chunk.append_column("source_item", pa.array([0] * chunk.num_rows, pa.int32()))
     lines_out, items_out, texts_out = [], [], []
     flags = candidates.to_pylist()
+    state = {} if state is None else state
     for line_no, text, flag in zip(chunk["source_line"].to_pylist(), chunk["line"].to_pylist(), flags):
-        produced = _reshape_line(text) if flag else None
+        produced = _reshape_line(text, state) if flag else None
         if produced is None:
             lines_out.append(line_no)
             items_out.append(0)
@@ -71,7 +89,7 @@ def reshape(chunk: pa.Table) -> pa.Table:
                      "source_item": pa.array(items_out, pa.int32())})
 
 
-def _reshape_line(text: str) -> tuple[list[dict], bool] | None:
+def _reshape_line(text: str, state: dict) -> tuple[list[dict], bool] | None:
     """``(items, numbered)`` of one line, or None when it is an ordinary record (or not parseable).
 
     ``numbered``: the items are parts of a container (positions 1..n) rather than the line itself.
@@ -92,7 +110,66 @@ def _reshape_line(text: str) -> tuple[list[dict], bool] | None:
         return [d if isinstance(d, dict) else {"invalid_item": d} for d in record["data"]], True
     if isinstance(record.get("stream_events"), list) or isinstance(record.get("response_sse"), str):
         return [fold_stream(record)], False
+    if record.get("type") in CODEX_LINE_TYPES and isinstance(record.get("payload"), dict):
+        item = codex_item(record, state)
+        return ([item] if item is not None else []), False
+    if record.get("type") in CLAUDE_CODE_LINE_TYPES and ("uuid" in record or "leafUuid" in record or "messageId" in record):
+        message = record.get("message")
+        if record["type"] == "assistant" and isinstance(message, dict) and isinstance(message.get("usage"), dict):
+            return None  # a usage item as it stands (claude_code_transcript)
+        return [], True  # a transcript line without usage: not a record
     return None
+
+
+# ---- coding-agent session transcripts ------------------------------------------------------------
+
+# Claude Code transcript line types (ccusage's Claude loader; the transcripts under ~/.claude/projects)
+CLAUDE_CODE_LINE_TYPES = ("assistant", "user", "system", "summary", "file-history-snapshot", "queue-operation")
+# Codex CLI rollout line types (codex-rs RolloutItem: session_meta, response_item, compacted, turn_context, event_msg)
+CODEX_LINE_TYPES = ("session_meta", "turn_context", "event_msg", "response_item", "compacted")
+
+
+def codex_item(record: dict, state: dict) -> dict | None:
+    """The usage item of one Codex rollout line, or None for a line that carries none (updating ``state``).
+
+    A turn's usage is ``info.last_token_usage``; where only the cumulative ``info.total_token_usage`` is
+    written it is the change since the previous event's totals (ccusage's Codex parser), each count
+    subtracted as given: a count that is not a whole number is passed on unchanged for the SQL to reject,
+    and a total that went down gives a negative count, rejected too (nothing is clamped).
+    """
+    payload = record["payload"]
+    if record["type"] == "session_meta":
+        state["session"] = payload.get("id")
+        return None
+    if record["type"] == "turn_context":
+        if isinstance(payload.get("model"), str):
+            state["model"] = payload["model"]
+        return None
+    if record["type"] != "event_msg" or payload.get("type") != "token_count" or not isinstance(payload.get("info"), dict):
+        return None  # messages, tool calls, rate-limit-only token_count events: no usage
+    info = payload["info"]
+    totals = info.get("total_token_usage") if isinstance(info.get("total_token_usage"), dict) else None
+    last = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), dict) else None
+    previous = state.get("totals") or {}
+    if last is not None:
+        turn = last
+    elif totals is not None:
+        turn = {k: (v - previous.get(k, 0) if _whole(v) and _whole(previous.get(k, 0)) else v) for k, v in totals.items()}
+    else:
+        turn = None
+    if totals is not None:
+        state["totals"] = totals
+    session = state.get("session")
+    cumulative = totals.get("total_tokens") if totals is not None else None
+    return {"timestamp": record.get("timestamp"),
+            "codex_token_count": {
+                "id": f"codex:{session}:{cumulative}" if session is not None and _whole(cumulative) else None,
+                "model": state.get("model") or info.get("model"),
+                "turn": turn}}
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # ---- usage reports (OpenAI organisation Usage API, Anthropic Admin usage report) ----------------

@@ -33,7 +33,8 @@ REPO = Path(__file__).resolve().parents[2]
 HEADER = ("-- GENERATED from pipelines/ingest/formats.yaml by `python -m pipelines.ingest.format_sql`: do not edit;\n"
           "-- edit the declaration and regenerate.\n")
 # hand-written SQL files with regions the generator fills in place (-- <generated NAME> ... -- </generated>)
-FILLED = ("sql/ingest/shaped_items__create.sql", "sql/ingest/validated_items__create.sql", "sql/ingest/fast_items__read_jsonl.sql")
+FILLED = ("sql/ingest/shaped_items__create.sql", "sql/ingest/validated_items__create.sql", "sql/ingest/fast_items__read_jsonl.sql",
+          "sql/ingest/staged_items__supersede_snapshots.sql", "sql/ingest/duplicate_copies__create.sql")
 EXTRA_PROBES = (("_stream",),)  # a folded stream's marker (pipelines/ingest/containers.py), read beside the ladder
 # the fields the fast lane reads itself (any other field of a fast-lane format defers the line when present)
 LANE_COUNTS = ("prompt", "extra_prompt", "uncached", "read", "write", "write_5m", "write_1h", "output", "output_extra",
@@ -243,6 +244,7 @@ OPTION_COLUMNS = {  # option -> (column, SQL type)
     "tier_prompt": ("tier_prompt_from", "varchar"),
     "provider_from_package": ("provider_from_package", "boolean"),
     "provider_from_model_prefix": ("provider_from_model_prefix", "boolean"),
+    "zero_write_beside_split": ("zero_write_beside_split", "boolean"),
 }
 FORMAT_COLUMNS = (("convention", "varchar"), ("inferred_provider", "varchar"), ("default_provider", "varchar"),
                   ("body_names_upstream", "boolean"), ("reports_write_split", "boolean"), ("usage_roots", "varchar[]"),
@@ -516,6 +518,11 @@ def describe(when: dict) -> str:
     return {"present": "`{}`", "absent": "no `{}`", "object": "`{}` object", "array": "`{}` array"}[op].format(arg)
 
 
+def snapshot_list(decl: Declaration) -> str:
+    """The streamed-snapshot formats as a SQL list (``'null'`` when there are none: ``x in (null)`` is never true)."""
+    return sql_list(declared.snapshot_formats(decl)) or "null"
+
+
 def generated(decl: Declaration | None = None) -> dict[Path, str]:
     """Every generated file (path under the repository -> text)."""
     decl = decl or declared.load()
@@ -525,6 +532,8 @@ def generated(decl: Declaration | None = None) -> dict[Path, str]:
             "probe_type": ["'" + transform_type(probes) + "'"], "ladder": general_ladder(decl, probes).split("\n")},
         "sql/ingest/validated_items__create.sql": {"token_checks": token_checks(decl).split("\n")},
         "sql/ingest/fast_items__read_jsonl.sql": lane_sql_parts(decl),
+        "sql/ingest/staged_items__supersede_snapshots.sql": {"snapshot_formats": [snapshot_list(decl)]},
+        "sql/ingest/duplicate_copies__create.sql": {"snapshot_formats": [snapshot_list(decl)]},
     }
     out = {Path(name): fill((REPO / name).read_text(encoding="utf-8"), parts[name], name) for name in FILLED}
     out[Path("sql/ingest/fielded_items__create.sql")] = fielded_create_sql(decl)

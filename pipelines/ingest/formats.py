@@ -31,6 +31,12 @@ OPTIONS = {
     "tier_prompt": "prompt",  # long-context tier from: prompt | zero (buckets) | context_window (Anthropic report)
     "provider_from_package": False,  # AI SDK: the provider named by the @ai-sdk/<name> package
     "provider_from_model_prefix": False,  # LiteLLM: a vendor/model id names its provider
+    # streamed snapshots: a transcript writes several lines per response sharing its id; per (file, id) the
+    # fullest is the bill and the others are quarantined as superseded (staged_items__supersede_snapshots.sql)
+    "snapshots": False,
+    # a cache-write total of 0 beside a 5m / 1h split is the split's placeholder, not a contradiction
+    # (langchain-anthropic zeroes input_token_details.cache_creation when it reports the split)
+    "zero_write_beside_split": False,
 }
 
 
@@ -169,6 +175,12 @@ def condition_paths(when: dict) -> list[tuple[str, ...]]:
     if op in ("provider_in", "batch"):
         return []
     raise ValueError(f"unknown condition {op!r}")
+
+
+def snapshot_formats(decl: "Declaration | None" = None) -> list[str]:
+    """Names of the formats whose records are streamed snapshots (option ``snapshots``), sorted."""
+    decl = decl or load()
+    return sorted(name for name, fmt in decl.formats.items() if fmt.options["snapshots"])
 
 
 @cache

@@ -229,6 +229,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
         if not segment.in_lane:
             segment.base = next_base
         last_text_by_app: dict[tuple, str] = {}
+        transcript: dict = {}  # a session transcript's running state across chunks (containers.reshape)
         top = segment.base
         for records in tables:
             if segment.base:
@@ -238,7 +239,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
                 if records.num_rows == 0:
                     continue
             top = max(top, pc.max(records["source_line"]).as_py())
-            chunk_prints, chunk = _fingerprint_chunk(containers.reshape(records), log.defaults, last_text_by_app)
+            chunk_prints, chunk = _fingerprint_chunk(containers.reshape(records, transcript), log.defaults, last_text_by_app)
             pending.append(chunk)
             if chunk_prints is not None:
                 _register_and_run(conn, "fingerprints_in", chunk_prints, "ingest/file_fingerprints__insert")
@@ -282,6 +283,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
         conn.execute(statement("ingest/staged_items__create"), {"lane_offset": lane_offset, "batch_marker": BATCH_MARKER})
     finally:
         conn.unregister("batch_files")
+    conn.execute(statement("ingest/staged_items__supersede_snapshots"))
     actions = {"retire": [(name, plan.retire[name]) for name in batch_files["source_file"].to_pylist() if name in plan.retire],
                "drop": [old for name in batch_files["source_file"].to_pylist() for old in plan.takes_over.get(name, [])]}
     _publish(conn, batch_files, conn.execute("select distinct provider, model from staged_items where reason is null").fetchall(),

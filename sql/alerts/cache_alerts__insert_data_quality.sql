@@ -1,6 +1,7 @@
 -- data_quality, two findings per day of [$start, $end):
 -- * the log files that fed the day rejected more than $quality_max_quarantine_share of their records into
---   core.quarantine (files with at least $quality_min_records records); observed = quarantined share;
+--   core.quarantine (files with at least $quality_min_records records); observed = quarantined share (streamed
+--   snapshots superseded by a fuller one, stage.files.rows_superseded, are not bad data and are left out);
 -- * a usage key no token class maps (core.usage.unmapped_usage: pipelines/ingest/formats.yaml usage_keys) carried
 --   tokens: one finding per (day, source_format, key), naming the key, the format and its tokens (observed),
 --   whatever the amount: those tokens are not priced, so the day's cost may be understated.
@@ -10,7 +11,7 @@ file_days as (
     select distinct day, source_file from core.usage where day >= $start and day < $end
 ),
 shares as (
-    select d.day, sum(f.rows_quarantined) as quarantined, sum(f.rows_in) as records, count(*) as files
+    select d.day, sum(f.rows_quarantined - coalesce(f.rows_superseded, 0)) as quarantined, sum(f.rows_in) as records, count(*) as files
     from file_days d
     join stage.files f using (source_file)
     where f.rows_in >= $quality_min_records

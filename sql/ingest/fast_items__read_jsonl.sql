@@ -52,8 +52,8 @@ src as (
                 service_tier JSON,
                 server_tool_use STRUCT(
                     web_search_requests JSON),
-                inputTokens JSON, cacheReadInputTokens JSON, cacheWriteInputTokens JSON, outputTokens JSON,
-                cacheDetails JSON, prompt_cache_hit_tokens JSON, billed_units JSON, promptTokens JSON),
+                inputTokens JSON, cacheReadInputTokens JSON, cacheWriteInputTokens JSON, cacheDetails JSON,
+                outputTokens JSON, prompt_cache_hit_tokens JSON, billed_units JSON, promptTokens JSON),
             model JSON, id JSON, created JSON, service_tier JSON, provider JSON, created_at JSON,
             usageMetadata STRUCT(
                 promptTokenCount JSON, toolUsePromptTokenCount JSON, cachedContentTokenCount JSON,
@@ -61,10 +61,10 @@ src as (
             modelVersion JSON, responseId JSON, createTime JSON,
             metrics STRUCT(
                 latencyMs JSON),
-            x_groq JSON, object JSON, "type" JSON, _stream JSON, stream_error JSON, hash_ids JSON,
-            input_length JSON, otel_span JSON, span_attributes JSON, "input" JSON, meta_info JSON, spend JSON,
-            response_cost JSON, usageDetails JSON, usage_details JSON, usage_metadata JSON,
-            providerMetadata JSON, num_model_requests JSON, input_uncached_tokens JSON,
+            x_groq JSON, object JSON, "type" JSON, _stream JSON, stream_error JSON, codex_token_count JSON,
+            message JSON, hash_ids JSON, input_length JSON, otel_span JSON, span_attributes JSON, "input" JSON,
+            meta_info JSON, spend JSON, response_cost JSON, usageDetails JSON, usage_details JSON,
+            usage_metadata JSON, providerMetadata JSON, num_model_requests JSON, input_uncached_tokens JSON,
             uncached_input_tokens JSON, starting_at JSON, cache_read_input_tokens JSON, cache_creation JSON)'
         -- </generated>
     })
@@ -81,6 +81,9 @@ shaped as (
             when s.response._stream is not null then null
             -- <generated ladder: the general ladder; a rung of another format defers the line>
             when s.response.stream_error is not null
+                 or s.response.codex_token_count is not null
+                 or contains(coalesce(s.response."type"::varchar, '') || coalesce(s.response.object::varchar, ''), '\')
+                 or (s.response."type" = '"assistant"' and s.response.message is not null)
                  or (s.response.hash_ids is not null and s.response.input_length is not null) then null
             when s.response.usageMetadata is not null then 'gemini_generate_content'
             when (s.response.otel_span is not null or s.response.span_attributes is not null)
@@ -95,7 +98,6 @@ shaped as (
                  or s.response.usage_metadata is not null
                  or (s.response.usage.promptTokens is not null and s.response.providerMetadata is not null)
                  or s.response.usage.promptTokens is not null
-                 or contains(coalesce(s.response.object::varchar, '') || coalesce(s.response."type"::varchar, ''), '\')
                  or ((s.response.num_model_requests is not null or s.response.object = '"organization.usage.completions.result"') and s.response.input_uncached_tokens is not null)
                  or (s.response.num_model_requests is not null or s.response.object = '"organization.usage.completions.result"')
                  or (s.response.uncached_input_tokens is not null and (s.response.starting_at is not null or s.response.cache_read_input_tokens is not null or s.response.cache_creation is not null))
@@ -135,7 +137,7 @@ picked as (
         case when s.source_format in ('openai_chat', 'groq_chat') then s.response.created when s.source_format = 'openai_responses' then s.response.created_at end as v_epoch,
         case when s.source_format = 'bedrock_converse' then s.response.metrics.latencyMs end as v_latency_ms,
         case when s.source_format = 'openai_chat' then s.response.provider end as body_upstream,
-        coalesce(case s.source_format when 'openai_chat' then json_present(s.response.usage.cost -> '$.total_cost') is not null or s.response.usage.cost is not null or s.response.usage.cost_details.upstream_inference_cost is not null or s.response.usage.is_byok is not null or s.response.usage.cost_in_usd_ticks is not null or s.response.usage.prompt_tokens_details.audio_tokens <> '0' or s.response.usage.prompt_tokens_details.image_tokens <> '0' or s.response.usage.completion_tokens_details.audio_tokens <> '0' or s.response.usage.num_sources_used <> '0' or s.response.usage.citation_tokens <> '0' or s.response.usage.num_search_queries <> '0' or s.response.usage.reasoning_tokens <> '0' when 'openai_responses' then s.response.usage.cost is not null or s.response.usage.cost_in_usd_ticks is not null when 'anthropic_messages' then s.response.usage.server_tool_use.web_search_requests <> '0' when 'gemini_generate_content' then s.response.usageMetadata.responseTokenCount <> '0' when 'bedrock_converse' then s.response.usage.cacheDetails <> '0' end, false) as unsupported,
+        coalesce(case s.source_format when 'openai_chat' then json_present(s.response.usage.cost -> '$.total_cost') is not null or s.response.usage.cost is not null or s.response.usage.cost_details.upstream_inference_cost is not null or s.response.usage.is_byok is not null or s.response.usage.cost_in_usd_ticks is not null or s.response.usage.prompt_tokens_details.audio_tokens <> '0' or s.response.usage.prompt_tokens_details.image_tokens <> '0' or s.response.usage.completion_tokens_details.audio_tokens <> '0' or s.response.usage.num_sources_used <> '0' or s.response.usage.citation_tokens <> '0' or s.response.usage.num_search_queries <> '0' or s.response.usage.reasoning_tokens <> '0' when 'openai_responses' then s.response.usage.cost is not null or s.response.usage.cost_in_usd_ticks is not null when 'anthropic_messages' then s.response.usage.server_tool_use.web_search_requests <> '0' when 'gemini_generate_content' then s.response.usageMetadata.responseTokenCount <> '0' when 'bedrock_converse' then s.response.usage.cacheDetails is not null or s.response.usage.cacheDetails <> '0' end, false) as unsupported,
         case when s.source_format in ('groq_chat') then 'groq' when s.source_format in ('openai_responses') then 'openai' when s.source_format in ('anthropic_messages') then 'anthropic' when s.source_format in ('gemini_generate_content') then 'gemini' when s.source_format in ('bedrock_converse') then 'bedrock' end as inferred_provider,
         case when s.source_format in ('openai_chat') then 'openai' end as default_provider,
         s.source_format in ('anthropic_messages', 'bedrock_converse') as additive,

@@ -24,6 +24,7 @@ select
     null::varchar as tier_prompt_from,
     null::boolean as provider_from_package,
     null::boolean as provider_from_model_prefix,
+    null::boolean as zero_write_beside_split,
     null::json as v_prompt,
     null::json as v_extra_prompt,
     null::json as v_uncached,
@@ -33,6 +34,7 @@ select
     null::json as v_write,
     null::json as v_write_5m,
     null::json as v_write_1h,
+    null::json as v_write_by_ttl,
     null::json as v_output,
     null::json as v_output_extra,
     null::json as v_reasoning,
@@ -65,4 +67,4 @@ select
     null::json as v_ttft_ms,
     null::json as v_ttft_s
 from shaped_items s
-where s.is_json and (s.source_format is null or s.source_format not in ('openai_chat', 'groq_chat', 'openai_responses', 'deepseek_chat', 'anthropic_messages', 'anthropic_usage_report', 'openai_usage_bucket', 'openai_usage_bucket_pre_2026_07', 'gemini_generate_content', 'bedrock_converse', 'bedrock_invocation_log', 'cohere_chat', 'sglang_generate', 'otel_genai_span', 'openinference_span', 'litellm_spend_log', 'langfuse_generation', 'langchain_usage_metadata', 'ai_sdk_anthropic', 'ai_sdk', 'canonical', 'mooncake_trace'));
+where s.is_json and (s.source_format is null or s.source_format not in ('openai_chat', 'groq_chat', 'openai_responses', 'deepseek_chat', 'anthropic_messages', 'anthropic_usage_report', 'openai_usage_bucket', 'openai_usage_bucket_pre_2026_07', 'gemini_generate_content', 'bedrock_converse', 'bedrock_invocation_log', 'cohere_chat', 'sglang_generate', 'otel_genai_span', 'openinference_span', 'litellm_spend_log', 'langfuse_generation', 'langchain_usage_metadata', 'ai_sdk_anthropic', 'ai_sdk', 'canonical', 'claude_code_transcript', 'codex_rollout', 'mooncake_trace'));

@@ -23,8 +23,10 @@ counted as (
         coalesce(token_value(v.v_read), 0) as n_read,
         token_value(v.v_hit) as n_hit,
         token_value(v.v_miss) as n_miss,
-        cache_write_5m_of(token_value(v.v_write_5m), token_value(v.v_write_1h), token_value(v.v_write)) as n_write_5m,
-        coalesce(token_value(v.v_write_1h), 0) as n_write_1h,
+        -- the flat 5m / 1h counts, else a per-TTL breakdown (Bedrock cacheDetails: a 1-hour write at the 1-hour rate)
+        cache_write_5m_of(coalesce(token_value(v.v_write_5m), write_of_ttl(v.v_write_by_ttl, '5m')),
+                          coalesce(token_value(v.v_write_1h), write_of_ttl(v.v_write_by_ttl, '1h')), token_value(v.v_write)) as n_write_5m,
+        coalesce(token_value(v.v_write_1h), write_of_ttl(v.v_write_by_ttl, '1h'), 0) as n_write_1h,
         token_value(v.v_write) as n_write_reported,
         output_of(token_value(v.v_output), token_value(v.v_output_extra), token_value(v.v_reasoning),
                   list_contains(v.reasoning_beside_output, v.provider)) as n_output,
@@ -107,7 +109,9 @@ checked as (
             case when t.n_miss is not null and coalesce(t.n_hit, t.n_read) + t.n_miss <> t.n_prompt_reported
                  then 'cache hit + miss (' || coalesce(t.n_hit, t.n_read) || ' + ' || t.n_miss || ') does not equal prompt tokens '
                       || t.n_prompt_reported end,
-            case when t.n_write_reported is not null and (t.v_write_5m is not null or t.v_write_1h is not null)
+            case when t.n_write_reported is not null
+                      and not (coalesce(t.zero_write_beside_split, false) and t.n_write_reported = 0)
+                      and (t.v_write_5m is not null or t.v_write_1h is not null or write_of_ttl(t.v_write_by_ttl, '1h') is not null)
                       and t.n_write_5m + t.n_write_1h <> t.n_write_reported
                  then 'cache write split 5m ' || t.n_write_5m || ' + 1h ' || t.n_write_1h
                       || ' does not equal the reported cache write count ' || t.n_write_reported end,

@@ -101,7 +101,7 @@ probed as (
     -- one parse of each body for every key the ladder reads
     select e.*, json_transform(e.b0,
         -- <generated probe_type: every key the ladder reads>
-        '{"stream_error":"JSON","hash_ids":"JSON","input_length":"JSON","usageMetadata":"JSON","otel_span":"JSON","span_attributes":"JSON","usage":{"inputTokens":"JSON","prompt_cache_hit_tokens":"JSON","billed_units":"JSON","promptTokens":"JSON","prompt_tokens":"JSON","input_tokens":"JSON","input_tokens_details":"JSON","cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON"},"input":{"inputTokenCount":"JSON"},"meta_info":{"prompt_tokens":"JSON"},"spend":"JSON","response_cost":"JSON","usageDetails":"JSON","usage_details":"JSON","usage_metadata":"JSON","providerMetadata":{"anthropic":"JSON"},"num_model_requests":"JSON","object":"JSON","input_uncached_tokens":"JSON","uncached_input_tokens":"JSON","starting_at":"JSON","cache_read_input_tokens":"JSON","cache_creation":"JSON","x_groq":"JSON","type":"JSON","_stream":"JSON"}'
+        '{"stream_error":"JSON","codex_token_count":"JSON","type":"JSON","message":{"usage":"JSON"},"hash_ids":"JSON","input_length":"JSON","usageMetadata":"JSON","otel_span":"JSON","span_attributes":"JSON","usage":{"inputTokens":"JSON","prompt_cache_hit_tokens":"JSON","billed_units":"JSON","promptTokens":"JSON","prompt_tokens":"JSON","input_tokens":"JSON","input_tokens_details":"JSON","cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON"},"input":{"inputTokenCount":"JSON"},"meta_info":{"prompt_tokens":"JSON"},"spend":"JSON","response_cost":"JSON","usageDetails":"JSON","usage_details":"JSON","usage_metadata":"JSON","providerMetadata":{"anthropic":"JSON"},"num_model_requests":"JSON","object":"JSON","input_uncached_tokens":"JSON","uncached_input_tokens":"JSON","starting_at":"JSON","cache_read_input_tokens":"JSON","cache_creation":"JSON","x_groq":"JSON","_stream":"JSON"}'
         -- </generated>
     ) as k
     from envelope e
@@ -113,6 +113,8 @@ shaped as (
         case
             -- <generated ladder: pipelines/ingest/formats.yaml detection, in order>
             when k.stream_error is not null then 'stream'
+            when json_type(k.codex_token_count) = 'OBJECT' then 'codex_rollout'
+            when (k."type" ->> '$') = 'assistant' and json_type(k.message.usage) = 'OBJECT' then 'claude_code_transcript'
             when json_type(k.hash_ids) = 'ARRAY' and k.input_length is not null then 'mooncake_trace'
             when json_type(k.usageMetadata) = 'OBJECT' then 'gemini_generate_content'
             when json_present(k.otel_span -> '$.attributes."llm.token_count.prompt"') is not null or json_type(k.span_attributes) = 'OBJECT' then 'openinference_span'

@@ -131,6 +131,7 @@ select
         token_error(x.v_total, 'total tokens'),
         token_error(x.v_request_count, 'request count'),
         -- </generated>
+        write_by_ttl_error(x.v_write_by_ttl),
         case when x.v_cost is not null and try_cast(x.v_cost ->> '$' as decimal(38, 15)) is null
             then 'reported cost is not a number of USD below 10^23 (' || left(x.v_cost::varchar, 40) || ')' end,
         case when try_cast(x.v_cost ->> '$' as decimal(38, 15)) < 0 or try_cast(x.env_cost ->> '$' as decimal(38, 15)) < 0

@@ -38,11 +38,11 @@ def test_reported_cost_that_differs_raises_cost_mismatch_and_a_match_raises_noth
 
 
 def test_gateway_reported_costs_that_match_raise_nothing(formats_warehouse):
-    # fixtures/formats: LiteLLM spend, Langfuse cost_details and OpenRouter usage.cost equal the computed
-    # catalogue cost, except OpenRouter's BYOK row, whose 5% fee ($0.00144375) is below the $0.01 tolerance
+    # fixtures/formats: LiteLLM spend, Langfuse cost_details, Claude Code costUSD and OpenRouter usage.cost equal the
+    # computed catalogue cost, except OpenRouter's BYOK row, whose 5% fee ($0.00144375) is below the $0.01 tolerance
     _, db = formats_warehouse
     got = query(db, "select day::varchar, provider, model, rows_reported, difference_usd from marts.cost_reconciliation "
                     "where difference_usd <> 0")
     assert got == [("2026-11-21", "openrouter", "anthropic/claude-sonnet-4.5", 1, Decimal("0.00144375"))]
-    assert query(db, "select count(*) from marts.cost_reconciliation where provider in ('anthropic', 'openai')") == [(3,)]
+    assert query(db, "select count(*) from marts.cost_reconciliation where provider in ('anthropic', 'openai')") == [(4,)]
     assert query(db, "select count(*) from marts.cache_alerts where rule = 'cost_mismatch'") == [(0,)]

@@ -29,10 +29,11 @@ EXTRACTORS = {("openai", "openai_chat"): "chat", ("openai", "openai_responses"):
               ("openrouter", "openai_chat"): "chat", ("deepseek", "deepseek_chat"): "chat",
               ("anthropic", "anthropic_messages"): "default", ("gemini", "gemini_generate_content"): "default",
               ("bedrock", "bedrock_converse"): "default", ("cohere", "cohere_chat"): "default"}
-BODY_OF = {"openai_batch_output": lambda r: r["response"]["body"], "anthropic_batch_result": lambda r: r["result"]["message"]}
+BODY_OF = {"openai_batch_output": lambda r: r["response"]["body"], "anthropic_batch_result": lambda r: r["result"]["message"],
+           "claude_code_transcript": lambda r: r["message"]}  # a Claude Code line's message is an Anthropic Message
 
 # rows genai-prices reads with its own extractor (the rest are priced from our token classes)
-EXTRACTED_BY_GENAI_PRICES = 58
+EXTRACTED_BY_GENAI_PRICES = 64
 
 # rows where the two differ, with the reason
 KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
@@ -123,8 +124,8 @@ def priced_both_ways(formats_warehouse):
 
 
 def test_oracle_covers_every_fixture_row_and_most_through_genai_prices_own_extractors(priced_both_ways):
-    # 69 accepted example rows of fixtures/formats (expected.yaml; 2 of them Groq) + 30 cassette generations
-    assert len(priced_both_ways) == 99
+    # 85 accepted example rows of fixtures/formats (expected.yaml; 2 of them Groq) + 30 cassette generations
+    assert len(priced_both_ways) == 115
     extracted = [r for _, _, _, r in priced_both_ways if (r["provider"], r["body_format"]) in EXTRACTORS and r["source_item"] == 0]
     assert len(extracted) == EXTRACTED_BY_GENAI_PRICES, len(extracted)
 

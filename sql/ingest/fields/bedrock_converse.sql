@@ -9,11 +9,12 @@ select
     'bedrock' as inferred_provider,
     ['$.usage']::varchar[] as usage_roots,
     [s.b -> '$.usage']::json[] as usage_objects,
-    ['inputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'outputTokens', 'totalTokens', 'cacheReadInputTokenCount', 'cacheWriteInputTokenCount']::varchar[] as usage_known,
+    ['inputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'cacheDetails', 'outputTokens', 'totalTokens', 'cacheReadInputTokenCount', 'cacheWriteInputTokenCount']::varchar[] as usage_known,
     v.usage.inputTokens as v_uncached,
     v.usage.cacheReadInputTokens as v_read,
     v.usage.cacheWriteInputTokens as v_write,
+    v.usage.cacheDetails as v_write_by_ttl,
     v.usage.outputTokens as v_output,
     v.metrics.latencyMs as v_latency_ms
-from (select s.*, json_transform(s.b, '{"usage":{"inputTokens":"JSON","cacheReadInputTokens":"JSON","cacheWriteInputTokens":"JSON","outputTokens":"JSON"},"metrics":{"latencyMs":"JSON"}}') as v
+from (select s.*, json_transform(s.b, '{"usage":{"inputTokens":"JSON","cacheReadInputTokens":"JSON","cacheWriteInputTokens":"JSON","cacheDetails":"JSON","outputTokens":"JSON"},"metrics":{"latencyMs":"JSON"}}') as v
       from shaped_items s where s.source_format = 'bedrock_converse') s;
