@@ -29,7 +29,7 @@ test: $(STAMP)
 
 ## Regenerate the usage readers' SQL and docs/formats.md's table from pipelines/lib/formats.yaml.
 formats: $(STAMP)
-	$(BIN)/python -m pipelines.lib.format_sql
+	$(BIN)/python -m pipelines.ingest.format_sql
 
 ## Dagster UI and daemon (schedule and sensors on) on the demo, with the repository's dagster.yaml: http://127.0.0.1:3000
 dagster-dev: $(STAMP)

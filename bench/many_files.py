@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import generate  # noqa: E402
 
-from pipelines.lib import ingest, warehouse  # noqa: E402
+from pipelines.ingest import stage as ingest
+from pipelines.lib import warehouse  # noqa: E402
 
 LATEST = datetime(2030, 1, 1, tzinfo=timezone.utc)
 

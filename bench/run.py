@@ -133,7 +133,8 @@ def floor_seconds(logs: Path, workdir: Path) -> dict:
     Dagster's runs, checks and report on almost no data). Their sum, ``floor_seconds``, is what a run of
     these logs costs before pricing, checks, marts and alerts touch the day's rows.
     """
-    from pipelines.lib import ingest, warehouse
+    from pipelines.ingest import stage as ingest
+    from pipelines.lib import warehouse
     from pipelines.lib.sql import statement
 
     db = workdir / "floor.duckdb"

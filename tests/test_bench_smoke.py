@@ -88,7 +88,7 @@ def test_floor_mode_measures_the_lane_one_write_and_a_one_line_run(tmp_path):
 def test_body_generator_is_deterministic_and_logs_realistic_requests(tmp_path):
     sys.path.insert(0, str(REPO / "bench"))
     import generate
-    from pipelines.lib import fingerprints
+    from pipelines.ingest import fingerprints
 
     first = generate.generate(120, 2, tmp_path / "a", seed=5, bodies=True)
     second = generate.generate(120, 2, tmp_path / "b", seed=5, bodies=True)

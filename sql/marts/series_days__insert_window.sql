@@ -36,15 +36,28 @@ series as (
         count(d.rendered_chars) as body_rows,
         count(distinct d.leading_block) as distinct_openings,
         median(d.divergence_offset_chars) as median_offset,
-        mode(d.divergence_span) as common_span,
         count(*) filter (where d.cache_read_tokens > 0) as hits,
         count(distinct d.prompt_tokens) filter (where d.cache_read_tokens > 0) as distinct_hit_prompts
     from usage_days d
     group by all
 ),
+common_spans as (
+    -- the day's most common span shape; a tie goes to the greater shape text, so reruns agree
+    -- (DuckDB's mode() breaks ties by hash-table order, which differs from run to run)
+    select day, provider, model, tenant, app,
+           arg_max(divergence_span, (rows_with_span, divergence_span)) as common_span
+    from (
+        select day, provider, model, tenant, app, divergence_span, count(*) as rows_with_span
+        from usage_days
+        where divergence_span is not null
+        group by all
+    )
+    group by all
+),
 final as (
-    select s.*, r.top_read_count, r.top_read_tokens
+    select s.*, c.common_span, r.top_read_count, r.top_read_tokens
     from series s
+    left join common_spans c using (day, provider, model, tenant, app)
     left join read_values r using (day, provider, model, tenant, app)
 )
 select * from final;

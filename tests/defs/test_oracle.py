@@ -19,7 +19,7 @@ from decimal import Decimal
 import genai_prices
 import pytest
 
-from pipelines.lib import containers
+from pipelines.ingest import containers
 from pipelines.lib.prices import PROVIDER_TO_CATALOGUE, normalise_model_id
 from tests.conftest import query
 
@@ -50,7 +50,8 @@ def _raw_items(logs) -> dict[tuple[str, str], dict]:
         text = path.read_text()
         relative = path.relative_to(logs).as_posix()
         if path.suffix == ".sse":
-            from pipelines.lib.logfiles import LogFile, read_records
+            from pipelines.ingest.discover import LogFile
+            from pipelines.ingest.readers import read_records
             for chunk in read_records(LogFile(path=path, relative=relative), []):
                 for line_no, line in zip(chunk["source_line"].to_pylist(), chunk["line"].to_pylist()):
                     items[(relative, f"{line_no}.0")] = containers.fold_stream(json.loads(line))

@@ -6,7 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from pipelines.lib import ingest, warehouse
+from pipelines.ingest import stage as ingest
+from pipelines.lib import warehouse
 from pipelines.lib.sql import statement
 
 HITS = [200, 220, 250, 300, 1000]  # ms; read 2,000 tokens from cache

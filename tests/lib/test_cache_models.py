@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pipelines.lib import cache_models
+from pipelines.ingest import cache_models
 
 
 def test_leading_blocks_seen_before_are_read_and_last_block_may_be_partial():

@@ -4,7 +4,7 @@ import json
 
 import pyarrow as pa
 
-from pipelines.lib import containers
+from pipelines.ingest import containers
 
 
 def chunk(*records) -> pa.Table:

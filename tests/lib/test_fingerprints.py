@@ -3,7 +3,7 @@
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from pipelines.lib import fingerprints
+from pipelines.ingest import fingerprints
 
 
 def chat(system: str, user: str) -> dict:
@@ -63,7 +63,7 @@ def test_real_cassette_pair_dropped_prefix_versus_stable_wire(shared):
 def test_common_prefix_and_realignment_match_their_definitions(head, tail_a, tail_b):
     # the fast forms (binary search over slices, a set of runs) against the plain definitions, on texts
     # built to share openings and runs
-    from pipelines.lib.fingerprints import RESYNC_RUN, _realign, common_prefix_chars
+    from pipelines.ingest.fingerprints import RESYNC_RUN, _realign, common_prefix_chars
 
     previous, current = head + tail_a, head + tail_b + tail_a
     naive_prefix = next((i for i, (x, y) in enumerate(zip(previous, current)) if x != y), min(len(previous), len(current)))
@@ -80,7 +80,7 @@ def test_common_prefix_and_realignment_match_their_definitions(head, tail_a, tai
 
 
 def test_an_inserted_timestamp_is_located_measured_and_named_exactly_inside_a_repetitive_prompt():
-    from pipelines.lib.fingerprints import divergence
+    from pipelines.ingest.fingerprints import divergence
 
     prompt = "You are a helpful support assistant for Acme. " * 40
     offset, description = divergence(prompt, "Current time: 2026-11-20T10:02:02Z. " + prompt)
@@ -141,7 +141,8 @@ def request_lines() -> list[str]:
 
 
 def test_cutting_request_bodies_leaves_every_staged_and_quarantined_row_as_the_whole_lines_give(tmp_path, monkeypatch):
-    from pipelines.lib import ingest, warehouse
+    from pipelines.ingest import stage as ingest
+    from pipelines.lib import warehouse
 
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.lib import format_sql, formats
+from pipelines.ingest import format_sql, formats
 from tests.conftest import REPO
 
 REGENERATE = "regenerate with: make formats (.venv/bin/python -m pipelines.lib.format_sql)"

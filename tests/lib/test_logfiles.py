@@ -6,8 +6,9 @@ import json
 import pyarrow as pa
 import pytest
 
-from pipelines.lib import logfiles
-from pipelines.lib.logfiles import LogFile, SourceConfigError, load_source_yaml, read_records
+from pipelines.ingest import readers as logfiles
+from pipelines.ingest.discover import LogFile, SourceConfigError, load_source_yaml
+from pipelines.ingest.readers import read_records
 
 
 def records_of(path):

@@ -14,7 +14,8 @@ from urllib.parse import parse_qsl, urlsplit
 import duckdb
 import pytest
 
-from pipelines.lib import ingest, warehouse
+from pipelines.ingest import stage as ingest
+from pipelines.lib import warehouse
 from pipelines.lib.usage_api import client, pages
 from tests.conftest import REPO
 

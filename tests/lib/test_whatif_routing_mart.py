@@ -5,7 +5,8 @@ from datetime import date
 
 import duckdb
 
-from pipelines.lib import ingest, warehouse
+from pipelines.ingest import stage as ingest
+from pipelines.lib import warehouse
 from pipelines.lib.whatif import routing_inputs, routing_mart
 from tests.conftest import REPO
 

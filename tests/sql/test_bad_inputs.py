@@ -9,7 +9,8 @@ import zlib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipelines.lib import ingest, warehouse
+from pipelines.ingest import stage as ingest
+from pipelines.lib import warehouse
 from tests.conftest import REPO
 
 CORPUS = REPO / "fixtures" / "bad"

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.lib import ingest, warehouse
+from pipelines.ingest import stage as ingest
+from pipelines.lib import warehouse
 from pipelines.lib.sql import statement
 from tests.sql.test_ingest_normalise import cassette_generations
 
@@ -200,7 +201,7 @@ def test_mutated_records_stage_exactly_as_the_general_normaliser_stages_them(tmp
 
 
 def test_the_fast_lane_takes_the_clean_records_and_defers_the_rest(tmp_path):
-    from pipelines.lib.logfiles import discover
+    from pipelines.ingest.discover import discover
     logs = tmp_path / "logs"
     logs.mkdir()
     lines = corpus(7, 400)
@@ -217,7 +218,7 @@ def test_objects_with_a_repeated_key_take_its_first_value_in_both_normalisers(tm
     # RFC 8259 leaves a repeated key's meaning open: DuckDB's typed reader (under ignore_errors) and its
     # JSON functions both take the first occurrence, so the fast lane accepts such a line with the values
     # the general normaliser gives it
-    from pipelines.lib.logfiles import discover
+    from pipelines.ingest.discover import discover
     logs = tmp_path / "logs"
     logs.mkdir()
     body = bodies(random.Random(5))["openai_chat"]
@@ -256,7 +257,7 @@ def test_files_with_blank_lines_a_bom_or_crlf_endings_are_staged_identically(tmp
 
 
 def test_gzip_files_take_the_fast_lane_and_stage_identically(tmp_path):
-    from pipelines.lib.logfiles import discover
+    from pipelines.ingest.discover import discover
     logs = tmp_path / "logs"
     logs.mkdir()
     lines = corpus(5, 600)

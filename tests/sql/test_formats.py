@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipelines.lib import formats
+from pipelines.ingest import formats
 from tests.conftest import REPO, query
 
 FORMATS = REPO / "fixtures" / "formats"

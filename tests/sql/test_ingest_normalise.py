@@ -9,7 +9,8 @@ from urllib.parse import unquote
 import pytest
 import yaml
 
-from pipelines.lib import ingest, warehouse
+from pipelines.ingest import stage as ingest
+from pipelines.lib import warehouse
 from tests.conftest import REPO, write_jsonl
 
 TS = "2026-11-20T10:00:00Z"

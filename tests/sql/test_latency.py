@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.lib import ingest, warehouse
+from pipelines.ingest import stage as ingest
+from pipelines.lib import warehouse
 from tests.conftest import REPO
 
 FORMATS = REPO / "fixtures" / "formats"

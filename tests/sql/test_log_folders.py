@@ -18,8 +18,10 @@ import duckdb
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from pipelines.lib import ingest, warehouse
-from pipelines.lib.logfiles import HEAD_BYTES, LogFile
+from pipelines.ingest import stage as ingest
+from pipelines.lib import warehouse
+from pipelines.ingest.discover import LogFile
+from pipelines.ingest.readers import HEAD_BYTES
 from pipelines.lib.sql import statement
 
 TS = "2026-11-20T10:00:00Z"
@@ -450,7 +452,7 @@ class Folder:
 
 
 def _is_log(name: str) -> bool:
-    from pipelines.lib.logfiles import is_log_name
+    from pipelines.ingest.discover import is_log_name
     return is_log_name(name)
 
 

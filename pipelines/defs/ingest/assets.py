@@ -13,7 +13,8 @@ from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.defs.sources.assets import USAGE_API_PAGES
-from pipelines.lib import ingest, progress
+from pipelines.ingest import stage as ingest
+from pipelines.lib import progress
 from pipelines.lib.sql import statement
 
 STAGED_FILES = dg.AssetKey(["stage", "files"])

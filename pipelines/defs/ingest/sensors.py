@@ -15,14 +15,15 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.nightly.jobs import ingest_job
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import generations, logfiles, warehouse
+from pipelines.ingest import discover, generations
+from pipelines.lib import warehouse
 
 
-def changed_files(conn: DuckDBPyConnection, settings: CachemeterSettings) -> list[logfiles.LogFile]:
+def changed_files(conn: DuckDBPyConnection, settings: CachemeterSettings) -> list[discover.LogFile]:
     """Log files that are not the file the manifest staged under their name, untouched since (device and
     inode, size, mtime, source.yaml defaults: ``generations.unchanged``), or could not be read; new files included."""
     known = {r[0]: generations.Entry(*r) for r in conn.execute(f"select {generations.MANIFEST_COLUMNS} from stage.files").fetchall()}
-    return [log for log in logfiles.discover(Path(settings.logs_dir), settings.follow_symlinks)
+    return [log for log in discover.discover(Path(settings.logs_dir), settings.follow_symlinks)
             if log.error or log.relative not in known or known[log.relative].read_error
             or not generations.unchanged(log, known[log.relative])]
 

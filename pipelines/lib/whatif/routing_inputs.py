@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.lib.logfiles import discover
+from pipelines.ingest.discover import discover
 from pipelines.lib.sql import statement
 from pipelines.lib.whatif.routing import Request
 
@@ -125,7 +125,8 @@ def staged_usage_requests(root: Path, follow_symlinks: bool = False) -> dict[dat
     """Stage the usage logs under ``root`` into an in-memory warehouse (nothing is written to disk) and
     return their rows as requests, per UTC day (see ``usage_requests``). Raises ``FileNotFoundError``
     for a missing folder; bad records are left out as staging quarantines them."""
-    from pipelines.lib import ingest, warehouse
+    from pipelines.ingest import stage as ingest
+    from pipelines.lib import warehouse
 
     with duckdb.connect(":memory:") as conn:
         warehouse.prepare(conn)

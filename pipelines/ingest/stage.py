@@ -32,9 +32,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.lib import cache_models, containers, faults, fingerprints, formats, generations, prices
-from pipelines.lib.logfiles import (CHUNK_BYTES, HEAD_BYTES, LogFile, Unreadable, discover, duckdb_literal_path, malformed_json_excerpt,
-                                   read_head, read_records, read_tail)
+from pipelines.ingest import cache_models, containers, fingerprints, formats, generations
+from pipelines.lib import faults, prices
+from pipelines.ingest.discover import LogFile, discover, duckdb_literal_path
+from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, Unreadable, malformed_json_excerpt, read_head, read_records,
+                                      read_tail)
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 

@@ -26,8 +26,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from pipelines.lib import formats as declared
-from pipelines.lib.formats import Declaration, Format
+from pipelines.ingest import formats as declared
+from pipelines.ingest.formats import Declaration, Format
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = ("-- GENERATED from pipelines/lib/formats.yaml by `python -m pipelines.lib.format_sql`: do not edit;\n"

@@ -30,7 +30,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field, replace
 
-from pipelines.lib.logfiles import HEAD_BYTES, LogFile, read_head, read_tail
+from pipelines.ingest.discover import LogFile
+from pipelines.ingest.readers import HEAD_BYTES, read_head, read_tail
 from pipelines.lib.usage_api import managed
 
 

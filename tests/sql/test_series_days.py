@@ -1,0 +1,37 @@
+"""marts.series_days (sql/marts/series_days__insert_window.sql): the day's most common divergence span."""
+
+from datetime import date
+
+import duckdb
+
+from pipelines.lib import warehouse
+from pipelines.lib.sql import statement
+
+DAY = date(2026, 11, 20)
+
+
+def series_span(spans: list[str | None]) -> str | None:
+    conn = warehouse.prepare(duckdb.connect(":memory:"))
+    for n, span in enumerate(spans):
+        conn.execute("insert into core.usage (request_id, day, provider, model, tenant, app, prompt_tokens, "
+                     "cache_read_tokens, request_count, divergence_span) values ($id, $day, 'openai', 'gpt-4.1', "
+                     "'t', 'bot', 1000, 0, 1, $span)", {"id": f"r{n}", "day": DAY, "span": span})
+        conn.execute("insert into core.usage_costs (request_id, day, priced) values ($id, $day, false)",
+                     {"id": f"r{n}", "day": DAY})
+    conn.execute(statement("marts/series_days__insert_window"),
+                 {"start": DAY, "end": date(2026, 11, 21), "alert_baseline_days": 7})
+    return conn.execute("select common_span from marts.series_days").fetchone()[0]
+
+
+def test_the_most_common_span_wins_and_rows_without_a_body_do_not_vote():
+    assert series_span(["digits:10 timestamp", None, None, None, "hex:8", "digits:10 timestamp"]) == "digits:10 timestamp"
+
+
+def test_a_tie_goes_to_the_greater_span_on_every_run():
+    # two shapes, two rows each: DuckDB's mode() returned either, depending on hash-table order
+    spans = ["alpha:6 word", "digits:10 timestamp", "alpha:6 word", "digits:10 timestamp"]
+    assert {series_span(spans if n % 2 else spans[::-1]) for n in range(6)} == {"digits:10 timestamp"}
+
+
+def test_a_series_without_bodies_has_no_span():
+    assert series_span([None, None]) is None
