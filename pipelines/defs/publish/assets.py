@@ -46,14 +46,22 @@ def warehouse_snapshot(context: dg.AssetExecutionContext, duckdb: DuckDBResource
 )
 def cache_report(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     """Write ``<warehouse folder>/report.html`` (last 30 days) from the snapshot; the charts also go into
-    this asset's metadata as images, so the Dagster UI shows them."""
+    this asset's metadata as images, so the Dagster UI shows them.
+
+    The images are rendered only when the run is recorded in a persistent Dagster instance (a
+    ``DAGSTER_HOME``, a deployment): an ephemeral instance (``cachemeter run`` without ``DAGSTER_HOME``)
+    forgets the metadata when the process ends, and rendering them (vl-convert's JavaScript engine
+    started for three PNGs) is the costliest part of a small run's report.
+    """
     # a DuckLake is read through the run's own connection (its DuckDB catalog file admits one instance)
     with (warehouse_connection(duckdb) if lake.is_lake(duckdb.database)
           else warehouse.connect(warehouse.snapshot_path(duckdb.database), read_only=True)) as conn:
         data = report.load(conn, days=30)
         out = warehouse.report_path(duckdb.database)
         report.save(out, report.render_html(data))
-        pngs = report.chart_pngs(data)
-    images = "\n\n".join(f"![{title}](data:image/png;base64,{base64.b64encode(png).decode()})"
-                         for title, png in zip(report.CHART_TITLES, pngs))
-    return dg.MaterializeResult(metadata={"report": str(out), "charts": dg.MetadataValue.md(images)})
+    metadata = {"report": str(out)}
+    if not context.instance.is_ephemeral:
+        images = "\n\n".join(f"![{title}](data:image/png;base64,{base64.b64encode(png).decode()})"
+                             for title, png in zip(report.CHART_TITLES, report.chart_pngs(data)))
+        metadata["charts"] = dg.MetadataValue.md(images)
+    return dg.MaterializeResult(metadata=metadata)

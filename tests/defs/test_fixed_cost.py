@@ -1,0 +1,41 @@
+"""What a small run skips: Great Expectations when no day is built, chart images nobody can see."""
+
+import dagster as dg
+
+from pipelines import runner
+from pipelines.lib import expectations
+from tests.conftest import REPO, write_jsonl
+
+REPORT = dg.AssetKey(["publish", "cache_report"])
+ONE_LINE = (REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl").read_text().splitlines()[0]
+
+
+def report_metadata(instance: dg.DagsterInstance) -> dict:
+    (record,) = instance.fetch_materializations(REPORT, limit=1).records
+    return record.event_log_entry.asset_materialization.metadata
+
+
+def test_gx_only_when_days_are_built_and_chart_images_only_where_they_are_kept(tmp_path, monkeypatch):
+    preloads = []
+    monkeypatch.setattr(expectations, "preload", lambda: preloads.append("gx"))
+    write_jsonl(tmp_path / "logs" / "one.jsonl", [ONE_LINE])
+    runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", None)
+
+    # a persistent instance (what a DAGSTER_HOME gives) keeps the report's charts as images for the UI
+    (tmp_path / "dagster_home").mkdir()
+    kept = dg.DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
+    assert runner.run_pipeline(instance=kept).first_day.isoformat() == "2026-11-20"
+    assert preloads == ["gx"]  # a day was built: its checks validate it with Great Expectations
+    charts = report_metadata(kept)["charts"].value
+    assert charts.count("data:image/png;base64,") == 3
+
+    # nothing new: only staging and publishing run, nothing is validated, so GX is not even loaded; and an
+    # ephemeral instance (the CLI without DAGSTER_HOME) forgets metadata at exit, so no images are drawn
+    forgetful = dg.DagsterInstance.ephemeral()
+    assert runner.run_pipeline(instance=forgetful).first_day is None
+    assert preloads == ["gx"]
+    assert [r.job_name for r in forgetful.get_runs()] == ["cachemeter_publish", "cachemeter_ingest"]
+    metadata = report_metadata(forgetful)
+    assert "charts" not in metadata
+    assert metadata["report"].value == str(tmp_path / "report.html")
+    assert (tmp_path / "report.html").stat().st_size > 100_000  # the page itself is still written
