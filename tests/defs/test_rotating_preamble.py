@@ -8,7 +8,8 @@ from decimal import Decimal
 import pytest
 
 from fixtures import preamble_logs
-from tests.conftest import query, run_pipeline, write_jsonl, write_prices
+from pipelines.lib import warehouse
+from tests.conftest import TABLES, query, run_pipeline, snapshot, write_jsonl, write_prices
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +59,21 @@ def test_prefix_families_come_from_the_body_fingerprint(two_weeks):
                               "where day < '2026-11-08' group by app"))
     assert families == {"search": 1, "support-bot": 1}
     assert query(db, "select count(*) from core.usage where prefix_family not like 'fp:%'") == [(0,)]
+
+
+def test_the_two_weeks_on_a_local_ducklake_build_the_tables_of_the_duckdb_file(two_weeks, tmp_path):
+    # issue 20: the same SQL on a DuckLake (local catalog file, local data path) gives the same tables,
+    # the incidents included, on the rotating-preamble set as on the demo (tests/defs/test_ducklake.py)
+    _, db = two_weeks
+    target = f"ducklake:{tmp_path / 'cachemeter.ducklake'}"
+    run_pipeline(tmp_path, db.parent / "logs", db=target)
+    in_file, in_lake = snapshot(db), snapshot(target)
+    assert len(in_file["marts.cache_alerts"]) >= 1 and len(in_file["core.usage"]) > 1000
+    for table in TABLES:
+        assert in_lake[table] == in_file[table], table
+    incidents = "select rule, app, opened_day, resolved_day from marts.cache_incidents order by all"
+    with warehouse.connect(target, read_only=True) as conn:
+        assert conn.execute(incidents).fetchall() == query(db, incidents) != []
 
 
 def test_request_text_never_reaches_the_warehouse(tmp_path):
