@@ -1,17 +1,14 @@
 -- Fast lane: normalise the common records of one JSONL file, plain or gzip ($path), straight from DuckDB's parallel
--- JSON reader into fast_items (accepted = true), and mark every other line deferred for the general normaliser.
--- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/ingest/formats.yaml by
--- `python -m pipelines.ingest.format_sql` (drift-tested); the rest is hand-written. A line takes the lane only when
--- the general normaliser would accept it with the same values: an envelope {"ts", "provider"?, "model"?, "tenant"?,
--- "app"?, "request_id"?, "prefix_hash"?, "response": body} whose body is a fast_lane format (by the general ladder, in
--- its order), every count (and a latency in ms) a plain non-negative integer below 10^12, every text a plain JSON
--- string, the time in range, the arithmetic closing; anything else is deferred, never rejected here
--- (tests/sql/test_fast_lane.py requires both readers' rows to be equal). The reader's schema holds only the paths
--- the ladder and the lane's formats read (usage keys are walked by the general one; documented unpriced ones defer
--- the line). Line numbers: one row per non-blank line (a malformed line is a row of
--- nulls under ignore_errors), in file order, none filtered out: rowid + 1 is the line number when the file has no
--- blank line (the caller checks). Parameters: $path (glob characters escaped by discover.duckdb_literal_path),
--- $provider, $model, $tenant, $app, $default_ts, $deployment_names, $deployment_models, $earliest, $latest.
+-- JSON reader into fast_items (accepted = true); every other line is deferred to the general normaliser. Regions
+-- `-- <generated NAME>` .. `-- </generated>` come from pipelines/ingest/formats.yaml (`make formats`, drift-tested).
+-- A line takes the lane only when the general normaliser would accept it with the same values (tests/sql/
+-- test_fast_lane.py): an envelope {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?,
+-- "response": body} of a fast_lane format (the general ladder, in order), counts plain integers in [0, 10^12), texts
+-- plain strings, the time in range, the arithmetic closing; else deferred, never rejected here. The schema reads
+-- only the paths the ladder and the lane's formats use (documented unpriced usage keys defer the line). One row per
+-- non-blank line (malformed: nulls), in order: rowid + 1 is the line number when the file has no blank line.
+-- Parameters: $path (globs escaped by discover.duckdb_literal_path), $provider, $model, $tenant, $app, $default_ts,
+-- $deployment_names, $deployment_models, $earliest, $latest.
 create or replace temp table fast_items as
 with
 src as (

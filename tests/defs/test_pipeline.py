@@ -19,7 +19,7 @@ def test_definitions_load_with_assets_jobs_schedule_and_sensors():
                     "core/usage_costs", "marts/daily_savings", "marts/prefix_families", "marts/cost_reconciliation", "marts/cache_alerts",
                     "marts/alert_deliveries", "publish/warehouse_snapshot", "publish/cache_report",
                     "marts/whatif_routing", "marts/whatif_cache_ttl", "marts/ttft_by_family",
-                    "sources/usage_api_pages"}
+                    "sources/usage_api_pages", "core/billed_costs"}
     for job in ("cachemeter_ingest", "cachemeter_daily", "cachemeter_publish"):
         assert loaded.resolve_job_def(job).tags["cachemeter/warehouse"] == "1"  # one run at a time (dagster.yaml)
     # on by default: the nightly schedule and the sensors that finish and watch it
