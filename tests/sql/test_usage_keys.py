@@ -217,6 +217,7 @@ def test_an_undeclared_usage_key_leaves_the_fast_lane_and_is_reported(tmp_path):
     from pipelines.ingest import stage as ingest
     from pipelines.ingest.discover import discover
     from pipelines.lib import warehouse
+    from tests.sql.test_fast_lane import lane_params
     logs = tmp_path / "logs"
     logs.mkdir()
     bodies = [body for *_, body in UNDECLARED] + [CLEAN]
@@ -226,10 +227,7 @@ def test_an_undeclared_usage_key_leaves_the_fast_lane_and_is_reported(tmp_path):
     # the lane takes the clean line only
     conn = warehouse.connect(tmp_path / "lane.duckdb")
     log = discover(logs)[0]
-    params = {name: None for name in ingest.FAST_LANE_PARAMS} | {
-        "deployment_names": [], "deployment_models": [], "earliest": "2000-01-01", "latest": "2030-01-01",
-        "source_file": log.relative}
-    assert ingest._fast_lane(conn, log, params).to_pylist() == [1, 2, 3, 4]
+    assert ingest._fast_lane(conn, log, lane_params(log)).to_pylist() == [1, 2, 3, 4]
     conn.close()
     # lane on (the pipeline) and off stage the same rows, each key kept on its row
     db = run_pipeline(tmp_path, logs)
