@@ -304,12 +304,8 @@ def _read_file(log: LogFile, streaming: bool) -> tuple[list[Unreadable], Iterato
     """
     found: list[Unreadable] = []
     if streaming:
-        try:
-            with open(log.path, "rb"):
-                pass
-        except OSError as exc:
-            reason = f"cannot read file: {exc.strerror or exc}"
-            return [Unreadable(0, reason, _excerpt_of_error(reason))], []
+        if (refused := _unopenable(log)) is not None:
+            return refused, []
         return found, read_records(log, found)
     try:
         return found, list(read_records(log, found))
@@ -588,16 +584,23 @@ def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024, starts: list | 
     return count + (last != b"\n")
 
 
+def _unopenable(log: LogFile) -> list[Unreadable] | None:
+    """The one unreadable record (line 0, with the reason) of a file that cannot be opened, else None: checked
+    before a lazy read starts, so a refused file is one record rather than an error mid-stream."""
+    try:
+        with open(log.path, "rb"):
+            return None
+    except OSError as exc:
+        reason = f"cannot read file: {exc.strerror or exc}"
+        return [Unreadable(0, reason, _excerpt_of_error(reason))]
+
+
 def _read_lines_at(log: LogFile, starts: list[tuple[int, int]], numbers: np.ndarray) -> tuple[list[Unreadable], Iterator[pa.Table]]:
     """The record chunks of the ranges of ``starts`` (``count_lines``) that hold one of ``numbers`` (line
     numbers, ascending), and what could not be read (as ``_read_file``)."""
     found: list[Unreadable] = []
-    try:
-        with open(log.path, "rb"):
-            pass
-    except OSError as exc:
-        reason = f"cannot read file: {exc.strerror or exc}"
-        return [Unreadable(0, reason, _excerpt_of_error(reason))], []
+    if (refused := _unopenable(log)) is not None:
+        return refused, []
     ranges = [(start, end, first) for (start, first), (end, following) in zip(starts, starts[1:])
               if _any_in(numbers, first, following if following is not None else 2**62)]
     return found, read_line_ranges(log.path, ranges, found)

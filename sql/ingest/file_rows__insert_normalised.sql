@@ -174,6 +174,11 @@ outcomes as materialized (
         -- what the row's token classes may miss (never a reason: the row is kept and priced as counted)
         nullif(concat_ws('; ',
             write_split_issue(c.reports_write_split, token_value(c.v_write_5m), token_value(c.v_write_1h), c.n_write_reported),
+            case when c.provider_unknown then 'provider ''' || c.named_provider || ''' is not a known provider: '
+                || case when c.provider <> lower(trim(c.named_provider)) then 'counted under ' || c.provider
+                        || ', the catalogue''s provider of model ' || c.model_reported
+                        else 'kept unpriced (no catalogue provider for model ' || coalesce(c.model_reported, 'none') || ')' end
+            end,
             case when c.unmapped_usage is not null then 'usage keys not mapped to a token class (not priced): '
                 || array_to_string(list_transform(json_keys(c.unmapped_usage), lambda k: k || ' = ' || (c.unmapped_usage ->> k)), ', ')
             end), '') as usage_issue,

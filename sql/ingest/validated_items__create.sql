@@ -33,12 +33,17 @@ providers as (
         coalesce(
             provider_alias(i.named_provider),
             case
-                when i.named_provider is not null then null
+                -- a name outside lib/providers.PROVIDERS is no reason to drop a well-formed record (issue 18): it
+                -- is priced as the catalogue's provider of its model, else kept under its own name, unpriced
+                -- ("no price for ..."); core.usage.usage_issue says which (file_rows__insert_normalised.sql)
+                when i.named_provider is not null
+                    then coalesce(provider_of_model(i.model_reported), lower(trim(i.named_provider)))
                 when i.inferred_provider <> 'by_model' then i.inferred_provider
                 when i.body_names_upstream and i.model_reported like '%/%' then 'openrouter'
                 else coalesce(provider_of_model(i.model_reported), i.default_provider)
             end
-        ) as provider
+        ) as provider,
+        i.named_provider is not null and provider_alias(i.named_provider) is null as provider_unknown
     from identified i
 ),
 latency_fields as (
@@ -109,8 +114,6 @@ select
         case when x.row_status = 'failure' then 'LiteLLM status failure: the provider call failed, nothing was billed' end,
         case when x.gateway_cache_hit then 'LiteLLM response-cache hit (cache_hit = true): answered by the gateway '
             || 'without a provider call, so no provider tokens were billed' end,
-        case when x.provider is null and x.named_provider is not null then 'unknown provider ''' || x.named_provider
-            || ''' (expected openai, azure, anthropic, gemini/google/vertex, bedrock/aws, deepseek, xai, mistral, cohere, openrouter, self_hosted/vllm/sglang)' end,
         case when x.provider is null then 'unknown provider: name one with an envelope "provider" or source.yaml provider' end,
         case when x.convention in ('inclusive', 'trace', 'total_decides') and x.v_prompt is null then 'missing prompt token count' end,
         case when x.convention = 'additive' and x.v_uncached is null then 'missing input token count' end,

@@ -75,6 +75,20 @@ def test_a_provider_outside_the_catalogue_is_kept_unpriced_with_the_reason(run):
     assert got[10] == "no price for dashscope model qwen-plus (catalogue id qwen-plus) on 2026-11-20; add it with --prices"
 
 
+def test_an_unknown_provider_name_keeps_a_well_formed_body_priced_by_its_models_catalogue_provider(run):
+    # issue 18: an unknown provider name is no reason to drop a well-formed OpenAI-shaped body; gpt-4.1 is
+    # priced under OpenAI in genai-prices (2 / 0.5 / 8 per MTok): 976 uncached + 1024 read + 100 output
+    got = rows_of(run, "unknown_provider.jsonl")
+    assert got[1][:6] == ("openai", 976, 1024, 0, 0, 100)
+    assert got[1][6] is True and got[1][7] == (976 * 2 + 1024 * Decimal("0.5") + 100 * 8) / M
+    assert got[1][11] == "provider 'acme-llm' is not a known provider: counted under openai, the catalogue's provider of model gpt-4.1"
+    # a model no catalogue lists: kept under its own (lower-cased) name, unpriced with the reason
+    assert got[2][:6] == ("acme-llm", 500, 0, 0, 0, 20) and got[2][6] is False
+    assert got[2][10].startswith("no price for acme-llm model acme-large-2")
+    assert got[2][11] == "provider 'acme-llm' is not a known provider: kept unpriced (no catalogue provider for model acme-large-2)"
+    assert query(run, "select count(*) from core.quarantine where source_file = 'unknown_provider.jsonl'") == [(0,)]
+
+
 # ---- 3. billed amounts: LiteLLM StandardLoggingPayload response_cost ----------------------------------
 
 def test_litellm_response_cost_is_the_billed_cost(run):
@@ -177,7 +191,7 @@ def test_both_readers_give_these_rows_alike(tmp_path):
                                 "cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reported_cost_usd, "
                                 "usage_issue, unmapped_usage::varchar from core.usage order by 1, 2").fetchall())
         conn.close()
-    assert len(got[0]) == 20 and got[0] == got[1]
+    assert len(got[0]) == 22 and got[0] == got[1]  # 20 + the two unknown-provider rows
 
 
 def test_the_provider_check_knows_every_provider_of_the_table():
