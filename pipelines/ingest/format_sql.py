@@ -350,6 +350,9 @@ def lane_schema(decl: Declaration) -> dict:
     lane = {f.name for f in decl.formats.values() if f.fast_lane}
     exact = [p for f in decl.formats.values() if f.fast_lane for p in f.paths()]
     exact += [p for r in decl.detection if r.format in lane or r.format is None for p in declared.condition_paths(r.when)]
+    # the informational usage keys too (an array of objects as one JSON leaf): the undeclared-key check reads them
+    exact += [f.usage.roots[0] + _array_cut(declared.split_path(k)) for f in decl.formats.values()
+              if f.fast_lane and f.usage is not None for k in f.usage.informational]
     schema = trie(exact + list(EXTRA_PROBES), struct_wins=True)
     # a field read both as a value and below it (Perplexity's usage.cost object beside OpenRouter's number) stays
     # a JSON leaf, as in the general reader: a number read as a struct would null the whole line
@@ -423,14 +426,118 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
     checks = _rows([f"and (v.v_{n} is null or v.n_{n} < 1000000000000)" for n in LANE_COUNTS + LANE_MS], 2)
     checks += _rows([f"and (v.v_{n} is null or v.t_{n} is not null)" for n in LANE_TEXTS], 2)
     picked += lane_option_columns(lane)
+    picked.append(lane_usage_check(lane, schema))
+    roots = lane_usage_roots(lane)
+    read_schema = {k: (None if (k,) in roots else v) for k, v in schema.items()}
     return {
-        "response_struct": ("response: '" + struct_type(schema) + "'").split("\n"),
+        "response_struct": ("response: '" + struct_type(read_schema) + "'").split("\n"),
+        "usage_typed": lane_usage_typed(lane, roots, schema),
         "ladder": lane_ladder(decl, schema).split("\n"),
         "picked": ",\n".join(picked).split("\n"),
         "valued": valued,
         "plain_checks": checks,
         "reasoning_beside": lane_reasoning_beside(lane),
     }
+
+
+def _array_cut(path: tuple[str, ...]) -> tuple[str, ...]:
+    """``('a[*]', 'b')`` -> ``('a',)``: a path up to its first array (read as one JSON leaf)."""
+    for depth, key in enumerate(path):
+        if key.endswith("[*]"):
+            return path[:depth] + (key[:-3],)
+    return path
+
+
+def lane_usage_roots(lane: list[Format]) -> list[tuple[str, ...]]:
+    """The fast-lane formats' usage roots (each one key of the body): read as JSON, then typed by json_transform."""
+    roots = list(dict.fromkeys(f.usage.roots[0] for f in lane if f.usage is not None))
+    deep = [r for f in lane if f.usage is not None for r in f.usage.roots if len(r) != 1 or len(f.usage.roots) != 1]
+    if deep:
+        raise ValueError(f"the fast lane reads one usage object per format, a key of the body: not {deep}")
+    return roots
+
+
+def _usage_column(root: tuple[str, ...]) -> str:
+    return "u_" + root[0]
+
+
+def _key_objects(fmt: Format) -> list[tuple[tuple[str, ...], dict]]:
+    """(relative path, declared children) of every object of the format's usage keys (mapped, informational,
+    unpriced) outside arrays, the root first; an array's elements are under ``name[*]``."""
+    keys = fmt.known_usage_keys() + [k for k in fmt.usage.unpriced if k not in fmt.known_usage_keys()]
+    found = []
+
+    def walk(node, path):
+        found.append((path, node))
+        for key, child in node.items():
+            if child is not None and not key.endswith("[*]"):
+                walk(child, path + (key,))
+    walk(trie([declared.split_path(k) for k in keys], struct_wins=True), ())
+    return found
+
+
+def _key_paths(lane: list[Format], root: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The objects whose keys the lane lists for one usage root: every lane format's with that root, in order."""
+    return list(dict.fromkeys(p for f in lane if f.usage is not None and f.usage.roots[0] == root
+                              for p, _ in _key_objects(f)))
+
+
+def lane_usage_typed(lane: list[Format], roots: list[tuple[str, ...]], schema: dict) -> list[str]:
+    """src's columns: the body with each usage object typed as the lane's struct (a usage value that is not an
+    object nulls the body: the line defers), each usage object as JSON and the keys of its declared objects
+    (``k_<root>``: one json_keys parse, one list per object of ``_key_paths``, null where absent)."""
+    typed = ", ".join(f"json_transform(r.response.{ident(r_[0])}, '{transform_type(schema[r_[0]])}') as t_{r_[0]}"
+                      for r_ in roots)
+    ok = " and ".join(f"(r.response.{ident(r_[0])} is null or r.t_{r_[0]} is not null)" for r_ in roots)
+    update = ", ".join(f"{ident(r_[0])} := r.t_{r_[0]}" for r_ in roots)
+    columns = [f"case when r.response is not null and {ok}\n    then struct_update(r.response, {update}) end as response"]
+    for r_ in roots:
+        paths = ", ".join(f"'{declared.json_path(p) if p else '$'}'" for p in _key_paths(lane, r_))
+        columns += [f"r.response.{ident(r_[0])} as {_usage_column(r_)}",
+                    f"json_keys(r.response.{ident(r_[0])}, [{paths}]) as k_{r_[0]}"]
+    lines = [f"r.* exclude (response, {', '.join('t_' + r_[0] for r_ in roots)}),"] + [c + "," for c in columns[:-1]]
+    return ("\n".join(lines + [columns[-1]]).split("\n")
+            + [f"from (select r.*, {typed} from raw r) r"])
+
+
+def lane_usage_check(lane: list[Format], schema: dict) -> str:
+    """picked's ``undeclared_usage``: the format's usage object holds a key it does not declare (a declared object,
+    the root first, has more keys than declared ones present), a declared leaf holds an object or array, or an array
+    of the declaration has elements that are not objects or hold an undeclared key: then the general walk
+    (unmapped_usage__create.sql) decides, so the line defers."""
+    whens = []
+    for f in lane:
+        if f.usage is None:
+            continue
+        root = f.usage.roots[0]
+        column, listed = "s." + _usage_column(root), _key_paths(lane, root)
+        informational = {declared.split_path(k) for k in f.usage.informational}
+        terms = []
+        for p, node in _key_objects(f):
+            k = f"s.k_{root[0]}[{listed.index(p) + 1}]"
+            if _is_leaf(schema, root + p):  # read as JSON (a value the lane defers when present): name the keys
+                terms.append(f"len(list_filter({k}, x -> x not in ({sql_list(node)}))) > 0")
+            else:
+                # more keys than declared ones present (typed: not null) -- cheaper than comparing the names; a
+                # declared key with a JSON null or a declared object holding a scalar counts as absent, so defers too
+                present = " + ".join(f"({ref('s.response', schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
+                                     for key in node)
+                terms.append(f"len({k}) > {present}")
+            for key, child in node.items():
+                if key.endswith("[*]"):
+                    expr = ref("s.response", schema, root + p + (key[:-3],))
+                    items = declared.json_path(p + (key[:-3],)) + "[*]"
+                    checks = [f"not starts_with({expr}::varchar, '[')",
+                              f"not list_has_all(['OBJECT'], json_type({column}, '{items}'))",
+                              f"len(list_filter(flatten(json_keys({column}, '{items}')), x -> x not in ({sql_list(child)}))) > 0"]
+                    checks += [f"list_has_any(['OBJECT', 'ARRAY'], json_type({column}, '{items}.{ident(leaf)}'))"
+                               for leaf, sub in child.items() if sub is None]
+                    terms.append(f"({expr} is not null and ({' or '.join(checks)}))")
+                elif child is None and p + (key,) in informational:  # the lane reads the others itself
+                    expr = ref("s.response", schema, root + p + (key,))
+                    terms.append(f"coalesce({expr}::varchar like '{{%' or {expr}::varchar like '[%', false)")
+        whens.append(f"when '{f.name}' then " + " or ".join(terms))
+    return f"        coalesce(case s.source_format {' '.join(whens)} end, false) as undeclared_usage"
 
 
 def lane_option_columns(lane: list[Format]) -> list[str]:

@@ -71,7 +71,7 @@ class UsageKeys:
     informational: dict[str, str]
     # documented keys that carry tokens (or billed units) no token class prices, relative to the first root:
     # the fast lane reads them too and defers a line where one is above zero, so the general normaliser's
-    # walk reports it (the lane's typed reader cannot see keys it does not declare)
+    # walk reports it (the lane defers a line with any key its format does not declare in the same way)
     unpriced: dict[str, str] = field(default_factory=dict)
 
 

@@ -198,3 +198,65 @@ def test_the_provider_check_knows_every_provider_of_the_table():
     from pipelines.defs import checks
     assert checks.KNOWN_PROVIDERS == sorted(p.name for p in providers.PROVIDERS)
     assert "dashscope" in checks.KNOWN_PROVIDERS and "self_hosted" in checks.KNOWN_PROVIDERS
+
+
+# ---- 1b. the fast lane defers a line whose usage object holds a key its format does not declare ---------------
+
+UNDECLARED = [  # (line, body path of the made-up key, tokens); line 5 is clean and stays in the lane
+    (1, "usage.hologram_tokens", 40,
+     {"id": "c1", "object": "chat.completion", "created": 1795169000, "model": "gpt-4o",
+      "usage": {"prompt_tokens": 500, "completion_tokens": 20, "total_tokens": 520, "hologram_tokens": 40}}),
+    (2, "usage.prompt_tokens_details.hologram_tokens", 30,
+     {"id": "c2", "object": "chat.completion", "created": 1795169000, "model": "gpt-4o",
+      "usage": {"prompt_tokens": 500, "completion_tokens": 20, "total_tokens": 520,
+                "prompt_tokens_details": {"cached_tokens": 100, "hologram_tokens": 30}}}),
+    (3, "usage.cache_creation.ephemeral_30m_input_tokens", 20,
+     {"id": "m3", "type": "message", "model": "claude-sonnet-4-5-20250929",
+      "usage": {"input_tokens": 50, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 9,
+                "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0,
+                                   "ephemeral_30m_input_tokens": 20}}}),
+    (4, "usageMetadata.promptTokensDetails[*].hologramCount", 7,
+     {"responseId": "g4", "modelVersion": "gemini-2.5-flash",
+      "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110,
+                        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 100, "hologramCount": 7}]}}),
+]
+CLEAN = {"id": "c5", "object": "chat.completion", "created": 1795169000, "model": "gpt-4o",
+         "usage": {"prompt_tokens": 500, "completion_tokens": 20, "total_tokens": 520,
+                   "prompt_tokens_details": {"cached_tokens": 100, "audio_tokens": 0}}}
+
+
+def test_an_undeclared_usage_key_leaves_the_fast_lane_and_is_reported(tmp_path):
+    import json
+
+    from pipelines.ingest import stage as ingest
+    from pipelines.ingest.discover import discover
+    from pipelines.lib import warehouse
+    from tests.sql.test_fast_lane import lane_params
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    bodies = [body for *_, body in UNDECLARED] + [CLEAN]
+    (logs / "undeclared.jsonl").write_text("".join(
+        json.dumps({"ts": "2026-11-20T10:00:00Z", "request_id": f"ud-{n}", "response": body}) + "\n"
+        for n, body in enumerate(bodies, 1)), encoding="utf-8")
+    # the lane takes the clean line only
+    conn = warehouse.connect(tmp_path / "lane.duckdb")
+    log = discover(logs)[0]
+    assert ingest._fast_lane(conn, log, lane_params(log)).to_pylist() == [1, 2, 3, 4]
+    conn.close()
+    # lane on (the pipeline) and off stage the same rows, each key kept on its row
+    db = run_pipeline(tmp_path, logs)
+    columns = "source_line, source_format, uncached_input_tokens, cache_read_tokens, output_tokens, usage_issue, unmapped_usage::varchar"
+    on = query(db, f"select {columns} from core.usage order by source_line")
+    conn = warehouse.connect(tmp_path / "off.duckdb")
+    ingest.stage_logs(conn, logs, fast_lane=False)
+    off = conn.execute(f"select {columns} from core.usage order by source_line").fetchall()
+    conn.close()
+    assert on == off and len(on) == 5
+    for line, key, tokens, _ in UNDECLARED:
+        assert on[line - 1][6] == f'{{"{key}":{tokens}}}', line
+        assert f"{key} = {tokens}" in on[line - 1][5]
+    assert on[4][6] is None
+    # and the day's data_quality finding names each key
+    findings = [m for (m,) in query(db, "select message from marts.cache_alerts where rule = 'data_quality'")]
+    for _, key, tokens, _ in UNDECLARED:
+        assert any(f"usage key {key} carried {tokens:,} tokens on 1 row(s) on 2026-11-20" in m for m in findings), key

@@ -9,7 +9,7 @@ select
     'gemini' as inferred_provider,
     ['$.usageMetadata']::varchar[] as usage_roots,
     [s.b -> '$.usageMetadata']::json[] as usage_objects,
-    ['promptTokenCount', 'toolUsePromptTokenCount', 'cachedContentTokenCount', 'candidatesTokenCount', 'thoughtsTokenCount', 'serviceTier', 'totalTokenCount', 'promptTokensDetails[*].tokenCount', 'cacheTokensDetails[*].tokenCount', 'candidatesTokensDetails[*].tokenCount', 'toolUsePromptTokensDetails[*].tokenCount']::varchar[] as usage_known,
+    ['promptTokenCount', 'toolUsePromptTokenCount', 'cachedContentTokenCount', 'candidatesTokenCount', 'thoughtsTokenCount', 'serviceTier', 'totalTokenCount', 'promptTokensDetails[*].tokenCount', 'cacheTokensDetails[*].tokenCount', 'candidatesTokensDetails[*].tokenCount', 'toolUsePromptTokensDetails[*].tokenCount', 'promptTokensDetails[*].modality', 'cacheTokensDetails[*].modality', 'candidatesTokensDetails[*].modality', 'toolUsePromptTokensDetails[*].modality']::varchar[] as usage_known,
     true as output_optional,
     true as reasoning_may_exceed_output,
     v.usageMetadata.promptTokenCount as v_prompt,
