@@ -8,7 +8,9 @@ Measures, alternating ``R`` times so that machine noise hits every figure alike 
 * ``rerun``: the same command again on that warehouse, nothing new (staging, then publishing only);
 * the floor below any run: ``python`` starting (``python_start``), starting and opening the warehouse
   with DuckDB (``duckdb_open``), ``import dagster`` (``import_dagster``) and ``import great_expectations``
-  (``import_gx``, which every run that builds a day pays, since its checks validate the day).
+  (``import_gx``, which every run that builds a day pays, since its checks validate the day), and
+  ``import_stack``: every library a one-line run loads (those two, polars, Altair, vl-convert,
+  genai-prices) and Dagster's ephemeral instance, the floor of a run of this design before any work.
 
 Each figure is wall seconds and CPU seconds (user + system of the child process): on this shared
 machine the wall time follows the load, the CPU time much less. With ``--against CHECKOUT`` the run and
@@ -31,6 +33,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl"
+STACK = ("import dagster, great_expectations, polars, altair, vl_convert, genai_prices; "
+         "dagster.DagsterInstance.ephemeral()")
 
 
 def timed(command: list[str], cwd: Path) -> tuple[float, float]:
@@ -61,6 +65,7 @@ def one_round(checkouts: dict[str, Path], work: Path) -> dict[str, tuple[float, 
                              REPO),
         "import_dagster": timed([python, "-c", "import dagster"], REPO),
         "import_gx": timed([python, "-c", "import great_expectations"], REPO),
+        "import_stack": timed([python, "-c", STACK], REPO),
     }
     logs = work / "logs"
     for name, checkout in checkouts.items():
