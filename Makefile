@@ -23,9 +23,10 @@ demo: $(STAMP)
 	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 	$(DEMO_ENV) $(BIN)/cachemeter run
 
-## Run the test suite.
+## Run the test suite, one pytest-xdist worker per core (a test module stays on one worker, so its
+## module-scoped warehouses are built once).
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 ## Regenerate the usage readers' SQL and docs/formats.md's table from pipelines/ingest/formats.yaml.
 formats: $(STAMP)
