@@ -432,6 +432,7 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
     return {
         "response_struct": ("response: '" + struct_type(read_schema) + "'").split("\n"),
         "usage_typed": lane_usage_typed(lane, roots, schema),
+        "usage_keys": lane_usage_keys(lane, roots, schema),
         "ladder": lane_ladder(decl, schema).split("\n"),
         "picked": ",\n".join(picked).split("\n"),
         "valued": valued,
@@ -484,20 +485,46 @@ def _key_paths(lane: list[Format], root: tuple[str, ...]) -> list[tuple[str, ...
 
 def lane_usage_typed(lane: list[Format], roots: list[tuple[str, ...]], schema: dict) -> list[str]:
     """src's columns: the body with each usage object typed as the lane's struct (a usage value that is not an
-    object nulls the body: the line defers), each usage object as JSON and the keys of its declared objects
-    (``k_<root>``: one json_keys parse, one list per object of ``_key_paths``, null where absent)."""
+    object nulls the body: the line defers) and each usage object as JSON (``u_<root>``)."""
     typed = ", ".join(f"json_transform(r.response.{ident(r_[0])}, '{transform_type(schema[r_[0]])}') as t_{r_[0]}"
                       for r_ in roots)
     ok = " and ".join(f"(r.response.{ident(r_[0])} is null or r.t_{r_[0]} is not null)" for r_ in roots)
     update = ", ".join(f"{ident(r_[0])} := r.t_{r_[0]}" for r_ in roots)
     columns = [f"case when r.response is not null and {ok}\n    then struct_update(r.response, {update}) end as response"]
-    for r_ in roots:
-        paths = ", ".join(f"'{declared.json_path(p) if p else '$'}'" for p in _key_paths(lane, r_))
-        columns += [f"r.response.{ident(r_[0])} as {_usage_column(r_)}",
-                    f"json_keys(r.response.{ident(r_[0])}, [{paths}]) as k_{r_[0]}"]
+    columns += [f"r.response.{ident(r_[0])} as {_usage_column(r_)}" for r_ in roots]
     lines = [f"r.* exclude (response, {', '.join('t_' + r_[0] for r_ in roots)}),"] + [c + "," for c in columns[:-1]]
     return ("\n".join(lines + [columns[-1]]).split("\n")
             + [f"from (select r.*, {typed} from raw r) r"])
+
+
+def _declared_present(fmt: Format, schema: dict) -> list[str]:
+    """One term per declared key of each typed object of the format's usage keys (``_key_objects``; not the keys
+    inside an array or a JSON leaf): 1 when the typed value is there (not null), summed by the callers."""
+    root = fmt.usage.roots[0]
+    return [f"({ref('s.response', schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
+            for p, node in _key_objects(fmt) if not _is_leaf(schema, root + p) for key in node]
+
+
+def lane_usage_keys(lane: list[Format], roots: list[tuple[str, ...]], schema: dict) -> list[str]:
+    """keyed's columns: the keys of each usage object's declared objects (``k_<root>``: one json_keys parse, one
+    list per object of ``_key_paths``, null where absent), listed only where the object can hold a key its format
+    does not declare; else null (``undeclared_usage`` then finds none by keys).
+
+    Every key of a JSON object, at any depth, is followed by one colon outside strings, so the usage text's colon
+    count is at least its keys' count, which is at least the declared keys present (typed: not null). When the
+    colons are exactly the declared keys present, every key is a declared one and none is null: the names need
+    not be listed. A colon count is a scan of the text, much cheaper than json_keys' parse; a usage object with
+    more (a string holding a colon, an array of objects, a JSON leaf's keys, an explicit null) is listed as before.
+    """
+    columns = []
+    for r_ in roots:
+        text = f"s.{_usage_column(r_)}::varchar"
+        counts = " ".join(f"when '{f.name}' then {' + '.join(_declared_present(f, schema)) or '0'}" for f in lane
+                          if f.usage is not None and f.usage.roots[0] == r_)
+        paths = ", ".join(f"'{declared.json_path(p) if p else '$'}'" for p in _key_paths(lane, r_))
+        columns.append(f"case when strlen({text}) - strlen(replace({text}, ':', '')) > case s.source_format {counts} end\n"
+                       f"    then json_keys(s.{_usage_column(r_)}, [{paths}]) end as k_{r_[0]}")
+    return ",\n".join(columns).split("\n")
 
 
 def lane_usage_check(lane: list[Format], schema: dict) -> str:
@@ -522,7 +549,7 @@ def lane_usage_check(lane: list[Format], schema: dict) -> str:
                 # declared key with a JSON null or a declared object holding a scalar counts as absent, so defers too
                 present = " + ".join(f"({ref('s.response', schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
                                      for key in node)
-                terms.append(f"len({k}) > {present}")
+                terms.append(f"len({k}) > {present}")  # null (no undeclared key) where keyed lists none
             for key, child in node.items():
                 if key.endswith("[*]"):
                     expr = ref("s.response", schema, root + p + (key[:-3],))
