@@ -315,6 +315,46 @@ def fields_sql(decl: Declaration, fmt: Format) -> str:
             f"      from shaped_items s where s.source_format = '{fmt.name}') s;\n")
 
 
+def _from_body(path: tuple[str, ...], alternatives: tuple[tuple[str, ...], ...] = ()) -> str:
+    """The JSON at ``path`` of the body (``s.b0``), or the first present of ``alternatives``."""
+    refs = [f"s.b0 -> '{declared.json_path(p)}'" for p in (alternatives or (path,))]
+    return refs[0] if len(refs) == 1 else f"coalesce({', '.join(refs)})"
+
+
+def bodies_sql(decl: Declaration) -> str:
+    """shaped_items' ``b`` (the object each format's field paths are read from), ``span`` and ``structure_error``
+    columns, from each format's ``body`` declaration (``formats.Body``; none: the body itself)."""
+    roots, spans, errors = [], {}, []
+    for f in decl.formats.values():
+        body = f.body
+        if body is None:
+            continue
+        if body.root:
+            roots.append(f"when s.source_format = '{f.name}' then {_from_body((), body.root)}")
+        if body.members:
+            pairs = [f"'{key}', {_from_body((), paths)}" for key, paths in body.members.items()]
+            if body.key_names:
+                pairs.append(f"'{body.key_names}', json_keys(s.b0)")
+            roots.append(f"when s.source_format = '{f.name}' then json_object(\n        "
+                         + ",\n        ".join(pairs) + ")")
+        if body.json_text:
+            member = declared.json_path((body.json_text,))
+            is_text = f"s.source_format = '{f.name}' and json_type(s.b0, '{member}') = 'VARCHAR'"
+            roots.append(f"when {is_text} and json_valid(s.b0 ->> '{member}')\n"
+                         f"    then json_merge_patch(s.b0, json_object('{body.json_text}', (s.b0 ->> '{member}')::json))")
+            errors.append(f"when {is_text} and not json_valid(s.b0 ->> '{member}')\n    then {literal(body.json_text_invalid)}")
+        if body.span:
+            spans.setdefault(declared.json_path(body.span), []).append(f.name)
+        for key in body.objects:
+            errors.append(f"when s.source_format = '{f.name}' and json_type(s.b0, '{declared.json_path((key,))}') "
+                          f"not in ('OBJECT', 'NULL')\n    then {literal(key + ' is not an object')}")
+    lines = ["case"] + ["    " + line for r in roots for line in r.split("\n")] + ["    else s.b0", "end as b,"]
+    span = " ".join(f"when s.source_format in ({sql_list(names)}) then s.b0 -> '{path}'" for path, names in spans.items())
+    lines.append(f"case {span} end as span," if span else "null::json as span,")
+    lines += ["case"] + ["    " + line for e in errors for line in e.split("\n")] + ["end as structure_error"]
+    return "\n".join(lines)
+
+
 def fielded_create_sql(decl: Declaration) -> str:
     columns = [f"null::{t} as {c}" for c, t in FORMAT_COLUMNS]
     columns += [f"null::{t} as {c}" for c, t in OPTION_COLUMNS.values()]
@@ -628,15 +668,29 @@ def fill(text: str, parts: dict[str, list[str]], where: str) -> str:
 
 
 def docs_table(decl: Declaration) -> str:
-    rows = ["| Adapter (`source_format`) | Detected by | Input convention | Fast lane | Example |", "|---|---|---|---|---|"]
+    rows = ["| Adapter (`source_format`) | Detected by | Input convention | Paths read from | Fast lane | Example |",
+            "|---|---|---|---|---|---|"]
     for fmt in decl.formats.values():
         rules = [r for r in decl.detection if r.format == fmt.name]
         shown = "; ".join(describe(r.when) for r in rules)
-        rows.append(f"| `{fmt.name}` | {shown} | {fmt.convention} | {'yes' if fmt.fast_lane else ''} | `{fmt.example}` |")
+        rows.append(f"| `{fmt.name}` | {shown} | {fmt.convention} | {describe_body(fmt.body)} | {'yes' if fmt.fast_lane else ''} "
+                    f"| `{fmt.example}` |")
     for name, spec in decl.wrappers.items():
         label = f"`{name}`" if name != "streams" else name
-        rows.append(f"| {label} | {spec['detected_by']} | {spec['convention']} | | `{spec['example']}` |")
+        rows.append(f"| {label} | {spec['detected_by']} | {spec['convention']} | | | `{spec['example']}` |")
     return "\n".join(rows)
+
+
+def describe_body(body) -> str:
+    """docs/formats.md's words for a format's ``body`` declaration (``formats.Body``)."""
+    if body is None or not (body.root or body.members or body.json_text):
+        return "the body"
+    if body.root:
+        return " or ".join(f"`{declared.json_path(p)[2:]}`" for p in body.root)
+    if body.members:
+        return "an object of " + ", ".join(f"`{k}`" for k in body.members) + (f", `{body.key_names}` (the body's key names)"
+                                                                               if body.key_names else "")
+    return f"the body, `{body.json_text}` parsed when it is JSON text"
 
 
 def describe(when: dict) -> str:
@@ -663,7 +717,8 @@ def generated(decl: Declaration | None = None) -> dict[Path, str]:
     probes = trie(probe_paths(decl))
     parts = {
         "sql/ingest/shaped_items__create.sql": {
-            "probe_type": ["'" + transform_type(probes) + "'"], "ladder": general_ladder(decl, probes).split("\n")},
+            "probe_type": ["'" + transform_type(probes) + "'"], "ladder": general_ladder(decl, probes).split("\n"),
+            "bodies": bodies_sql(decl).split("\n")},
         "sql/ingest/validated_items__create.sql": {"token_checks": token_checks(decl).split("\n")},
         "sql/ingest/fast_items__read_jsonl.sql": lane_sql_parts(decl),
         "sql/ingest/staged_items__supersede_snapshots.sql": {"snapshot_formats": [snapshot_list(decl)]},
