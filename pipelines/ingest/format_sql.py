@@ -315,6 +315,46 @@ def fields_sql(decl: Declaration, fmt: Format) -> str:
             f"      from shaped_items s where s.source_format = '{fmt.name}') s;\n")
 
 
+def _from_body(path: tuple[str, ...], alternatives: tuple[tuple[str, ...], ...] = ()) -> str:
+    """The JSON at ``path`` of the body (``s.b0``), or the first present of ``alternatives``."""
+    refs = [f"s.b0 -> '{declared.json_path(p)}'" for p in (alternatives or (path,))]
+    return refs[0] if len(refs) == 1 else f"coalesce({', '.join(refs)})"
+
+
+def bodies_sql(decl: Declaration) -> str:
+    """shaped_items' ``b`` (the object each format's field paths are read from), ``span`` and ``structure_error``
+    columns, from each format's ``body`` declaration (``formats.Body``; none: the body itself)."""
+    roots, spans, errors = [], {}, []
+    for f in decl.formats.values():
+        body = f.body
+        if body is None:
+            continue
+        if body.root:
+            roots.append(f"when s.source_format = '{f.name}' then {_from_body((), body.root)}")
+        if body.members:
+            pairs = [f"'{key}', {_from_body((), paths)}" for key, paths in body.members.items()]
+            if body.key_names:
+                pairs.append(f"'{body.key_names}', json_keys(s.b0)")
+            roots.append(f"when s.source_format = '{f.name}' then json_object(\n        "
+                         + ",\n        ".join(pairs) + ")")
+        if body.json_text:
+            member = declared.json_path((body.json_text,))
+            is_text = f"s.source_format = '{f.name}' and json_type(s.b0, '{member}') = 'VARCHAR'"
+            roots.append(f"when {is_text} and json_valid(s.b0 ->> '{member}')\n"
+                         f"    then json_merge_patch(s.b0, json_object('{body.json_text}', (s.b0 ->> '{member}')::json))")
+            errors.append(f"when {is_text} and not json_valid(s.b0 ->> '{member}')\n    then {literal(body.json_text_invalid)}")
+        if body.span:
+            spans.setdefault(declared.json_path(body.span), []).append(f.name)
+        for key in body.objects:
+            errors.append(f"when s.source_format = '{f.name}' and json_type(s.b0, '{declared.json_path((key,))}') "
+                          f"not in ('OBJECT', 'NULL')\n    then {literal(key + ' is not an object')}")
+    lines = ["case"] + ["    " + line for r in roots for line in r.split("\n")] + ["    else s.b0", "end as b,"]
+    span = " ".join(f"when s.source_format in ({sql_list(names)}) then s.b0 -> '{path}'" for path, names in spans.items())
+    lines.append(f"case {span} end as span," if span else "null::json as span,")
+    lines += ["case"] + ["    " + line for e in errors for line in e.split("\n")] + ["end as structure_error"]
+    return "\n".join(lines)
+
+
 def fielded_create_sql(decl: Declaration) -> str:
     columns = [f"null::{t} as {c}" for c, t in FORMAT_COLUMNS]
     columns += [f"null::{t} as {c}" for c, t in OPTION_COLUMNS.values()]
@@ -432,6 +472,7 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
     return {
         "response_struct": ("response: '" + struct_type(read_schema) + "'").split("\n"),
         "usage_typed": lane_usage_typed(lane, roots, schema),
+        "usage_keys": lane_usage_keys(lane, roots, schema),
         "ladder": lane_ladder(decl, schema).split("\n"),
         "picked": ",\n".join(picked).split("\n"),
         "valued": valued,
@@ -484,20 +525,46 @@ def _key_paths(lane: list[Format], root: tuple[str, ...]) -> list[tuple[str, ...
 
 def lane_usage_typed(lane: list[Format], roots: list[tuple[str, ...]], schema: dict) -> list[str]:
     """src's columns: the body with each usage object typed as the lane's struct (a usage value that is not an
-    object nulls the body: the line defers), each usage object as JSON and the keys of its declared objects
-    (``k_<root>``: one json_keys parse, one list per object of ``_key_paths``, null where absent)."""
+    object nulls the body: the line defers) and each usage object as JSON (``u_<root>``)."""
     typed = ", ".join(f"json_transform(r.response.{ident(r_[0])}, '{transform_type(schema[r_[0]])}') as t_{r_[0]}"
                       for r_ in roots)
     ok = " and ".join(f"(r.response.{ident(r_[0])} is null or r.t_{r_[0]} is not null)" for r_ in roots)
     update = ", ".join(f"{ident(r_[0])} := r.t_{r_[0]}" for r_ in roots)
     columns = [f"case when r.response is not null and {ok}\n    then struct_update(r.response, {update}) end as response"]
-    for r_ in roots:
-        paths = ", ".join(f"'{declared.json_path(p) if p else '$'}'" for p in _key_paths(lane, r_))
-        columns += [f"r.response.{ident(r_[0])} as {_usage_column(r_)}",
-                    f"json_keys(r.response.{ident(r_[0])}, [{paths}]) as k_{r_[0]}"]
+    columns += [f"r.response.{ident(r_[0])} as {_usage_column(r_)}" for r_ in roots]
     lines = [f"r.* exclude (response, {', '.join('t_' + r_[0] for r_ in roots)}),"] + [c + "," for c in columns[:-1]]
     return ("\n".join(lines + [columns[-1]]).split("\n")
             + [f"from (select r.*, {typed} from raw r) r"])
+
+
+def _declared_present(fmt: Format, schema: dict) -> list[str]:
+    """One term per declared key of each typed object of the format's usage keys (``_key_objects``; not the keys
+    inside an array or a JSON leaf): 1 when the typed value is there (not null), summed by the callers."""
+    root = fmt.usage.roots[0]
+    return [f"({ref('s.response', schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
+            for p, node in _key_objects(fmt) if not _is_leaf(schema, root + p) for key in node]
+
+
+def lane_usage_keys(lane: list[Format], roots: list[tuple[str, ...]], schema: dict) -> list[str]:
+    """keyed's columns: the keys of each usage object's declared objects (``k_<root>``: one json_keys parse, one
+    list per object of ``_key_paths``, null where absent), listed only where the object can hold a key its format
+    does not declare; else null (``undeclared_usage`` then finds none by keys).
+
+    Every key of a JSON object, at any depth, is followed by one colon outside strings, so the usage text's colon
+    count is at least its keys' count, which is at least the declared keys present (typed: not null). When the
+    colons are exactly the declared keys present, every key is a declared one and none is null: the names need
+    not be listed. A colon count is a scan of the text, much cheaper than json_keys' parse; a usage object with
+    more (a string holding a colon, an array of objects, a JSON leaf's keys, an explicit null) is listed as before.
+    """
+    columns = []
+    for r_ in roots:
+        text = f"s.{_usage_column(r_)}::varchar"
+        counts = " ".join(f"when '{f.name}' then {' + '.join(_declared_present(f, schema)) or '0'}" for f in lane
+                          if f.usage is not None and f.usage.roots[0] == r_)
+        paths = ", ".join(f"'{declared.json_path(p) if p else '$'}'" for p in _key_paths(lane, r_))
+        columns.append(f"case when strlen({text}) - strlen(replace({text}, ':', '')) > case s.source_format {counts} end\n"
+                       f"    then json_keys(s.{_usage_column(r_)}, [{paths}]) end as k_{r_[0]}")
+    return ",\n".join(columns).split("\n")
 
 
 def lane_usage_check(lane: list[Format], schema: dict) -> str:
@@ -522,7 +589,7 @@ def lane_usage_check(lane: list[Format], schema: dict) -> str:
                 # declared key with a JSON null or a declared object holding a scalar counts as absent, so defers too
                 present = " + ".join(f"({ref('s.response', schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
                                      for key in node)
-                terms.append(f"len({k}) > {present}")
+                terms.append(f"len({k}) > {present}")  # null (no undeclared key) where keyed lists none
             for key, child in node.items():
                 if key.endswith("[*]"):
                     expr = ref("s.response", schema, root + p + (key[:-3],))
@@ -601,15 +668,29 @@ def fill(text: str, parts: dict[str, list[str]], where: str) -> str:
 
 
 def docs_table(decl: Declaration) -> str:
-    rows = ["| Adapter (`source_format`) | Detected by | Input convention | Fast lane | Example |", "|---|---|---|---|---|"]
+    rows = ["| Adapter (`source_format`) | Detected by | Input convention | Paths read from | Fast lane | Example |",
+            "|---|---|---|---|---|---|"]
     for fmt in decl.formats.values():
         rules = [r for r in decl.detection if r.format == fmt.name]
         shown = "; ".join(describe(r.when) for r in rules)
-        rows.append(f"| `{fmt.name}` | {shown} | {fmt.convention} | {'yes' if fmt.fast_lane else ''} | `{fmt.example}` |")
+        rows.append(f"| `{fmt.name}` | {shown} | {fmt.convention} | {describe_body(fmt.body)} | {'yes' if fmt.fast_lane else ''} "
+                    f"| `{fmt.example}` |")
     for name, spec in decl.wrappers.items():
         label = f"`{name}`" if name != "streams" else name
-        rows.append(f"| {label} | {spec['detected_by']} | {spec['convention']} | | `{spec['example']}` |")
+        rows.append(f"| {label} | {spec['detected_by']} | {spec['convention']} | | | `{spec['example']}` |")
     return "\n".join(rows)
+
+
+def describe_body(body) -> str:
+    """docs/formats.md's words for a format's ``body`` declaration (``formats.Body``)."""
+    if body is None or not (body.root or body.members or body.json_text):
+        return "the body"
+    if body.root:
+        return " or ".join(f"`{declared.json_path(p)[2:]}`" for p in body.root)
+    if body.members:
+        return "an object of " + ", ".join(f"`{k}`" for k in body.members) + (f", `{body.key_names}` (the body's key names)"
+                                                                               if body.key_names else "")
+    return f"the body, `{body.json_text}` parsed when it is JSON text"
 
 
 def describe(when: dict) -> str:
@@ -636,7 +717,8 @@ def generated(decl: Declaration | None = None) -> dict[Path, str]:
     probes = trie(probe_paths(decl))
     parts = {
         "sql/ingest/shaped_items__create.sql": {
-            "probe_type": ["'" + transform_type(probes) + "'"], "ladder": general_ladder(decl, probes).split("\n")},
+            "probe_type": ["'" + transform_type(probes) + "'"], "ladder": general_ladder(decl, probes).split("\n"),
+            "bodies": bodies_sql(decl).split("\n")},
         "sql/ingest/validated_items__create.sql": {"token_checks": token_checks(decl).split("\n")},
         "sql/ingest/fast_items__read_jsonl.sql": lane_sql_parts(decl),
         "sql/ingest/staged_items__supersede_snapshots.sql": {"snapshot_formats": [snapshot_list(decl)]},

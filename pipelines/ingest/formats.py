@@ -76,6 +76,41 @@ class UsageKeys:
 
 
 @dataclass(frozen=True)
+class Body:
+    """Where a format's field paths are read from, when not the body itself (``body:`` in formats.yaml).
+
+    ``root``: alternative paths of the object the paths are read from, the first present wins (span attributes);
+    ``members``: the object to build instead, each key the first present of its alternative body paths, and
+    ``key_names`` (when set) a key holding the names of the body's own keys; ``json_text``: a key whose value may be
+    JSON stored as text, parsed in place (``json_text_invalid``: the quarantine reason when that text is not JSON);
+    ``span``: the path of the span kept beside (its start and end times); ``objects``: keys that are objects
+    when present (else the record is rejected with ``<key> is not an object``)."""
+
+    root: tuple[tuple[str, ...], ...] = ()
+    members: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    key_names: str | None = None
+    json_text: str | None = None
+    json_text_invalid: str | None = None
+    span: tuple[str, ...] | None = None
+    objects: tuple[str, ...] = ()
+
+
+def _body(name: str, spec: dict | None) -> Body | None:
+    if spec is None:
+        return None
+    unknown = set(spec) - {"root", "members", "key_names", "json_text", "json_text_invalid", "span", "objects"}
+    if unknown:
+        raise ValueError(f"format {name}: unknown body keys {sorted(unknown)}")
+    if bool(spec.get("json_text")) != bool(spec.get("json_text_invalid")):
+        raise ValueError(f"format {name}: body json_text needs json_text_invalid (its quarantine reason) and back")
+    return Body(root=tuple(split_path(p) for p in spec.get("root", [])),
+                members={k: tuple(split_path(p) for p in v) for k, v in (spec.get("members") or {}).items()},
+                key_names=spec.get("key_names"), json_text=spec.get("json_text"),
+                json_text_invalid=spec.get("json_text_invalid"),
+                span=split_path(spec["span"]) if spec.get("span") else None, objects=tuple(spec.get("objects", [])))
+
+
+@dataclass(frozen=True)
 class Format:
     """One usage format (``source_format``)."""
 
@@ -90,6 +125,7 @@ class Format:
     options: dict
     fields: dict[str, Mapping]
     usage: UsageKeys | None = None
+    body: Body | None = None  # None: the paths are read from the body itself
 
     def known_usage_keys(self) -> list[str]:
         """Every key under the usage roots this format maps or declares informational, as DuckDB JSON paths
@@ -222,7 +258,7 @@ def load(path: Path = DECLARATION) -> Declaration:
             name=name, title=spec["title"], convention=spec["convention"], provider=spec["provider"],
             default_provider=spec.get("default_provider"), openrouter_when_text=split_path(openrouter) if openrouter else None,
             fast_lane=bool(spec.get("fast_lane", False)), example=spec["example"],
-            options={**OPTIONS, **spec.get("options", {})}, fields=mappings, usage=usage)
+            options={**OPTIONS, **spec.get("options", {})}, fields=mappings, usage=usage, body=_body(name, spec.get("body")))
     detection = tuple(Rule(r["format"], r["when"]) for r in raw["detection"])
     for rule in detection:
         condition_paths(rule.when)

@@ -147,38 +147,40 @@ shaped as (
     from probed p
 ),
 bodies as (
-    -- the object the field paths are read from: span attributes, a Langfuse row with its usage/cost keys
-    -- under u / c, a LiteLLM row with its metadata parsed when it was stored as text; else the body itself
+    -- the object the field paths are read from (pipelines/ingest/formats.yaml `body`: span attributes, an object
+    -- built of the body's keys, a member stored as JSON text parsed); else the body itself
     select
         s.* exclude (b0, j),
+        case when s.source_format = 'stream' then s.b0 ->> '$.stream_error' end as b0_stream_error,
+        -- <generated bodies: each format's body declaration>
         case
-            when s.source_format = 'otel_genai_span' or (s.source_format = 'openinference_span' and json_type(s.b0, '$.otel_span') = 'OBJECT')
-                then s.b0 -> '$.otel_span.attributes'
-            when s.source_format = 'openinference_span' then s.b0 -> '$.span_attributes'
-            when s.source_format = 'langfuse_generation' then json_object(
-                'u', coalesce(s.b0 -> '$.usageDetails', s.b0 -> '$.usage_details'),
-                'c', coalesce(s.b0 -> '$.costDetails', s.b0 -> '$.cost_details'),
-                'model', s.b0 -> '$.model', 'id', s.b0 -> '$.id',
-                'start', coalesce(s.b0 -> '$.startTime', s.b0 -> '$.start_time'),
-                'end', coalesce(s.b0 -> '$.endTime', s.b0 -> '$.end_time'),
-                'completion_start', coalesce(s.b0 -> '$.completionStartTime', s.b0 -> '$.completion_start_time'),
-                'latency', s.b0 -> '$.latency',
-                'time_to_first_token', coalesce(s.b0 -> '$.timeToFirstToken', s.b0 -> '$.time_to_first_token'),
-                'calculatedTotalCost', coalesce(s.b0 -> '$.calculatedTotalCost', s.b0 -> '$.calculated_total_cost'),
-                'totalCost', coalesce(s.b0 -> '$.totalCost', s.b0 -> '$.total_cost'),
-                'keys', json_keys(s.b0))
+            when s.source_format = 'otel_genai_span' then s.b0 -> '$.otel_span.attributes'
+            when s.source_format = 'openinference_span' then coalesce(s.b0 -> '$.otel_span.attributes', s.b0 -> '$.span_attributes')
             when s.source_format = 'litellm_spend_log' and json_type(s.b0, '$.metadata') = 'VARCHAR' and json_valid(s.b0 ->> '$.metadata')
                 then json_merge_patch(s.b0, json_object('metadata', (s.b0 ->> '$.metadata')::json))
+            when s.source_format = 'langfuse_generation' then json_object(
+                    'u', coalesce(s.b0 -> '$.usageDetails', s.b0 -> '$.usage_details'),
+                    'c', coalesce(s.b0 -> '$.costDetails', s.b0 -> '$.cost_details'),
+                    'model', s.b0 -> '$.model',
+                    'id', s.b0 -> '$.id',
+                    'start', coalesce(s.b0 -> '$.startTime', s.b0 -> '$.start_time'),
+                    'end', coalesce(s.b0 -> '$.endTime', s.b0 -> '$.end_time'),
+                    'completion_start', coalesce(s.b0 -> '$.completionStartTime', s.b0 -> '$.completion_start_time'),
+                    'latency', s.b0 -> '$.latency',
+                    'time_to_first_token', coalesce(s.b0 -> '$.timeToFirstToken', s.b0 -> '$.time_to_first_token'),
+                    'calculatedTotalCost', coalesce(s.b0 -> '$.calculatedTotalCost', s.b0 -> '$.calculated_total_cost'),
+                    'totalCost', coalesce(s.b0 -> '$.totalCost', s.b0 -> '$.total_cost'),
+                    'keys', json_keys(s.b0))
             else s.b0
         end as b,
         case when s.source_format in ('otel_genai_span', 'openinference_span') then s.b0 -> '$.otel_span' end as span,
-        case when s.source_format = 'stream' then s.b0 ->> '$.stream_error' end as b0_stream_error,
         case
-            when s.source_format = 'litellm_spend_log' and json_type(s.b0, '$.metadata') = 'VARCHAR' and not json_valid(s.b0 ->> '$.metadata')
-                then 'LiteLLM metadata is text that is not valid JSON (its usage_object cannot be read)'
             when s.source_format = 'anthropic_usage_report' and json_type(s.b0, '$.cache_creation') not in ('OBJECT', 'NULL')
                 then 'cache_creation is not an object'
+            when s.source_format = 'litellm_spend_log' and json_type(s.b0, '$.metadata') = 'VARCHAR' and not json_valid(s.b0 ->> '$.metadata')
+                then 'LiteLLM metadata is text that is not valid JSON (its usage_object cannot be read)'
         end as structure_error
+        -- </generated>
     from shaped s
 )
 select * from bodies

@@ -92,3 +92,28 @@ def test_the_fast_lane_reads_only_declared_paths():
     text = (REPO / "sql" / "ingest" / "fast_items__read_jsonl.sql").read_text(encoding="utf-8")
     assert "cost_details" in text and "billed_units" in text and "meta_info" in text
     assert "prompt_cache_miss_tokens" not in text  # a deferred format's field is not read
+
+
+def test_the_bodies_step_names_no_format_outside_its_generated_region(tmp_path):
+    """Where a format's paths are read from (span attributes, Langfuse's built object, LiteLLM's metadata text)
+    is its `body` declaration: shaped_items' hand-written SQL names no declared format, and a changed body
+    root changes the generated step and docs/formats.md's table."""
+    import re
+    text = (REPO / "sql/ingest/shaped_items__create.sql").read_text(encoding="utf-8")
+    hand_written = re.sub(r"-- <generated (\w+).*?-- </generated>", "", text, flags=re.S)
+    named = sorted(name for name in formats.load().formats if f"'{name}'" in hand_written)
+    assert named == []
+    changed = formats.DECLARATION.read_text(encoding="utf-8").replace(
+        "body: {root: [otel_span.attributes], span: otel_span}", "body: {root: [otel_span.resource], span: otel_span}")
+    (tmp_path / "formats.yaml").write_text(changed, encoding="utf-8")
+    out = format_sql.generated(formats.load(tmp_path / "formats.yaml"))
+    assert "when s.source_format = 'otel_genai_span' then s.b0 -> '$.otel_span.resource'" in out[Path("sql/ingest/shaped_items__create.sql")]
+    assert "| `otel_genai_span` | `otel_span` object | inclusive | `otel_span.resource` |" in out[Path("docs/formats.md")]
+
+
+def test_an_unknown_body_key_is_refused(tmp_path):
+    text = formats.DECLARATION.read_text(encoding="utf-8").replace(
+        "body: {objects: [cache_creation]}", "body: {objects: [cache_creation], rooot: [x]}")
+    (tmp_path / "formats.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"anthropic_usage_report: unknown body keys \['rooot'\]"):
+        formats.load(tmp_path / "formats.yaml")

@@ -353,3 +353,64 @@ def test_a_deferred_line_is_read_again_from_its_block_not_the_whole_file(tmp_pat
     # the blocks holding the lane's deferred lines (the three above and the records it leaves to the general
     # normaliser) are read again, the others not
     assert 3 <= len(reread) < size // 4096 and sum(end - start for start, end, _ in reread) < 0.6 * size, (reread, size)
+
+
+def test_a_gzip_file_that_defers_lines_is_decompressed_once(tmp_path, monkeypatch):
+    """The lane's count writes a gzip file's text to a scratch copy, which DuckDB and the block re-read read: the
+    compressed file is read once (not by the count, DuckDB and the general reader in turn); every record is
+    accepted or quarantined (test_gzip_files_take_the_fast_lane_and_stage_identically compares the rows)."""
+    import builtins
+    import io
+
+    rng = random.Random(11)
+    records = []
+    for i in range(3000):
+        fmt, body = rng.choice(sorted(bodies(rng).items()))
+        body["id"] = f"{rng.getrandbits(128):032x}"  # incompressible enough that the file spans many read blocks
+        if i in (7, 2999):  # deferred: a count that is text
+            usage = body.get("usage") or body["usageMetadata"]
+            usage[next(k for k in ("completion_tokens", "output_tokens", "outputTokens", "candidatesTokenCount") if k in usage)] = "12"
+        records.append(json.dumps({"ts": "2026-10-01T00:00:00Z", "tenant": "t", "app": "chat", "request_id": f"g-{i}",
+                                   "provider": "bedrock" if fmt == "bedrock_converse" else None, "response": body}))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    gz = logs / "day.jsonl.gz"
+    gz.write_bytes(gzip.compress(("\n".join(records) + "\n").encode(), 6))
+    read_from_gz = [0]
+    real_open = builtins.open
+
+    class Counted(io.BufferedReader):
+        def read(self, size=-1):
+            out = super().read(size)
+            read_from_gz[0] += len(out)
+            return out
+
+        def readinto(self, buffer):
+            n = super().readinto(buffer)
+            read_from_gz[0] += n or 0
+            return n
+
+    def counting_open(file, mode="r", *args, **kwargs):
+        if str(file) == str(gz) and "b" in mode and "r" in mode:
+            return Counted(real_open(file, "rb", buffering=0))
+        return real_open(file, mode, *args, **kwargs)
+
+    given_to_duckdb: list = []
+    real_literal = ingest.duckdb_literal_path
+    monkeypatch.setattr(ingest, "duckdb_literal_path", lambda path: given_to_duckdb.append(str(path)) or real_literal(path))
+    monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0)
+    conn = warehouse.connect(tmp_path / "lane.duckdb")
+    monkeypatch.setattr(builtins, "open", counting_open)
+    try:
+        ingest.stage_logs(conn, logs)
+    finally:
+        monkeypatch.setattr(builtins, "open", real_open)
+    quarantined = {row[0] for row in conn.execute("select source_line from core.quarantine").fetchall()}
+    assert conn.execute("select count(*) from core.usage").fetchall()[0][0] + len(quarantined) == 3000
+    assert {8, 3000} <= quarantined
+    conn.close()
+    size = gz.stat().st_size
+    assert size > 65536
+    # once whole, plus the head that identifies the file (a 64 KB read block at most)
+    assert read_from_gz[0] <= size + 65536, (read_from_gz[0], size)
+    assert given_to_duckdb and not any(path.endswith(".gz") for path in given_to_duckdb), given_to_duckdb

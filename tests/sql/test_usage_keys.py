@@ -260,3 +260,35 @@ def test_an_undeclared_usage_key_leaves_the_fast_lane_and_is_reported(tmp_path):
     findings = [m for (m,) in query(db, "select message from marts.cache_alerts where rule = 'data_quality'")]
     for _, key, tokens, _ in UNDECLARED:
         assert any(f"usage key {key} carried {tokens:,} tokens on 1 row(s) on 2026-11-20" in m for m in findings), key
+
+
+def test_the_lane_lists_usage_keys_only_where_colons_outnumber_the_declared_keys_present(tmp_path):
+    """The undeclared-key check lists a usage object's keys (json_keys) only where its text holds more colons than
+    declared keys present: a colon inside a string, an explicit null beside a made-up key, or a made-up key in a
+    declared object still defer the line; a clean usage object is not listed and stays in the lane."""
+    import json
+
+    from pipelines.ingest import stage as ingest
+    from pipelines.ingest.discover import discover
+    from pipelines.lib import warehouse
+    from tests.sql.test_fast_lane import lane_params
+
+    def anthropic(usage: dict) -> dict:
+        return {"id": "m", "type": "message", "model": "claude-sonnet-4-5-20250929",
+                "usage": {"input_tokens": 50, "cache_read_input_tokens": 0, "output_tokens": 9, **usage}}
+    bodies = [
+        anthropic({}),  # 1: clean
+        anthropic({"service_tier": "standard:x"}),  # 2: a colon in a string, no undeclared key: stays
+        anthropic({"cache_creation_input_tokens": None, "hologram_tokens": 4}),  # 3: null beside a made-up key
+        anthropic({"cache_creation": {"ephemeral_5m_input_tokens": 0, "hologram_tokens": 4}}),  # 4: nested made-up key
+        anthropic({"hologram_tokens": "a:b"}),  # 5: a made-up key holding a colon
+    ]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "keys.jsonl").write_text("".join(
+        json.dumps({"ts": "2026-11-20T10:00:00Z", "request_id": f"k-{n}", "response": body}) + "\n"
+        for n, body in enumerate(bodies, 1)), encoding="utf-8")
+    conn = warehouse.connect(tmp_path / "lane.duckdb")
+    log = discover(logs)[0]
+    assert ingest._fast_lane(conn, log, lane_params(log)).to_pylist() == [3, 4, 5]
+    conn.close()
