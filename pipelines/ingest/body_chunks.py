@@ -67,18 +67,23 @@ def _remembered(memo: dict, key, compute):
     return found
 
 
+def _json_and_sha(tools) -> tuple[str, str]:
+    text = fp.canonical_json(tools)
+    return text, fp.short_sha(text)
+
+
 def _render(request: dict, request_spans: dict, line: str) -> tuple[str, str, str | None, str]:
     """``fingerprints.render`` of ``request`` and the tools' hash, the tools' JSON remembered by its source text."""
     source = "tools" if request.get("tools") else "toolConfig"  # the key render's tools come from
     span = request_spans.get(source)
     if span is None:
         system, tools_json, text = fp.render(request)
-        return system, tools_json, fp._sha(tools_json) if tools_json else None, text
-    key = source + line[span[0]:span[1]]
+        return system, tools_json, fp.short_sha(tools_json) if tools_json else None, text
+    key = source + line[span[0]:span[1]]  # the same text gives the same tools, so the same JSON
     remembered: list = []
 
     def canonical(tools) -> str:
-        remembered.append(_remembered(_tools_memo, key, lambda: (json_text := fp.canonical_json(tools), fp._sha(json_text))))
+        remembered.append(_remembered(_tools_memo, key, lambda: _json_and_sha(tools)))
         return remembered[0][0]
 
     system, tools_json, text = fp.render(request, canonical)
@@ -115,8 +120,8 @@ def fingerprint_piece(lines: list[str], tenant, app) -> Piece:
             openings = fp.opening_states(text, shared, previous[1])
         chain[app_key] = (text, openings)
         hashes = openings[0]
-        out.rows.append((index, "fp:" + (hashes[1] if len(hashes) > 1 else fp._sha(text[:fp.FAMILY_CHARS])),
-                         _remembered(_system_memo, system, lambda: fp._sha(system)) if system else None,
+        out.rows.append((index, fp.family_of(hashes, text),
+                         _remembered(_system_memo, system, lambda: fp.short_sha(system)) if system else None,
                          tools_sha, hashes, len(text), offset, span))
     out.lasts = {app_key: text for app_key, (text, _) in chain.items()}
     return out

@@ -47,7 +47,8 @@ class Fingerprint:
     family: str
 
 
-def _sha(text: str) -> str:
+def short_sha(text: str) -> str:
+    """The first 16 hex digits of the SHA-256 of ``text``'s UTF-8 (lone surrogates passed through)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -112,16 +113,21 @@ def from_rendered(system: str, tools_json: str, text: str) -> Fingerprint:
     """The fingerprint of an already rendered prompt (``render``'s three parts)."""
     openings = opening_hashes(text)
     return Fingerprint(
-        system_sha=_sha(system) if system else None,
-        tools_sha=_sha(tools_json) if tools_json else None,
+        system_sha=short_sha(system) if system else None,
+        tools_sha=short_sha(tools_json) if tools_json else None,
         opening_hashes=openings,
         rendered_chars=len(text),
-        family="fp:" + (openings[1] if len(openings) > 1 else _sha(text[:FAMILY_CHARS])),
+        family=family_of(openings, text),
     )
 
 
+def family_of(openings: list[str], text: str) -> str:
+    """The prefix family of a rendered text whose opening hashes are ``openings``: its first ``FAMILY_CHARS``' hash."""
+    return "fp:" + (openings[1] if len(openings) > 1 else short_sha(text[:FAMILY_CHARS]))
+
+
 def opening_hashes(text: str) -> list[str]:
-    """``_sha(text[:b])`` for each of ``OPENING_BOUNDARIES_CHARS`` the text reaches, in one pass (``opening_states``)."""
+    """``short_sha(text[:b])`` for each of ``OPENING_BOUNDARIES_CHARS`` the text reaches, in one pass (``opening_states``)."""
     return opening_states(text)[0]
 
 
@@ -131,7 +137,7 @@ def opening_states(text: str, reuse: int = 0, previous: tuple[list[str], list] |
     One running SHA-256 is fed the text boundary by boundary and copied at each, so the leading
     32,768 characters are encoded and hashed once (hashing each prefix anew cost twice the bytes, and
     an encode per prefix). UTF-8 (with surrogatepass) encodes character by character, so the pieces'
-    bytes are the prefix's bytes and the hashes are ``_sha``'s. With ``reuse`` = k and ``previous`` =
+    bytes are the prefix's bytes and the hashes are ``short_sha``'s. With ``reuse`` = k and ``previous`` =
     another text's ``(hashes, states)``, the first k boundaries are taken from it: right when the two
     texts agree on their first ``OPENING_BOUNDARIES_CHARS[k - 1]`` characters (consecutive requests of
     one app share their system prompt and tools, so most of the hashing is skipped).

@@ -614,7 +614,8 @@ def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) 
 
     The divergence is measured against the previous request of the same (tenant, app) earlier in
     the file (file order, which is arrival order for appended logs); only that one text per app is
-    held in memory, and no text leaves this function.
+    held in memory (``last_text_by_app``), and no text is stored. The per-record work is
+    ``body_chunks.fingerprint_lines`` (over a process pool for large chunks).
     """
     has_request = pc.and_(pc.equal(chunk["source_item"], 0), pc.match_substring(chunk["line"], '"request"'))
     with_request = chunk.filter(has_request)
