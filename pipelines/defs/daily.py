@@ -61,3 +61,18 @@ def replace_window(conn: duckdb.DuckDBPyConnection, delete_sql: str, insert_sql:
         conn.execute(statement(delete_sql), params)
         faults.maybe_die(f"window:{insert_sql}")
         conn.execute(statement(insert_sql), insert_params or params)
+
+
+def rebuild_window(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, sql: str, table: str,
+                   figures: str, params: dict, insert_params: dict | None = None) -> int:
+    """Rebuild the window's rows of ``table`` and give each day of the window its own figures.
+
+    ``sql`` names the pair ``sql/<sql>__delete_window.sql`` / ``__insert_window.sql`` run by
+    ``replace_window``; ``figures`` is the select list of per-day aggregates of ``table`` that follows
+    ``count(*) as rows`` (e.g. ``"coalesce(sum(ttft_requests), 0) as ttft_requests"``), shown by
+    ``add_day_metadata``. Returns the window's row count; errors are ``replace_window``'s.
+    """
+    replace_window(conn, f"{sql}__delete_window", f"{sql}__insert_window", params, insert_params)
+    return add_day_metadata(context, conn.execute(
+        f"select day, count(*) as rows, {figures} from {table} where day >= $start and day < $end group by day",
+        params), params)

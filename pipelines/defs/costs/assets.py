@@ -5,7 +5,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs import checks
-from pipelines.defs.daily import add_day_metadata, daily_asset, replace_window
+from pipelines.defs.daily import daily_asset, rebuild_window
 from pipelines.defs.partitions import window_label, window_params
 from pipelines.defs.pricing.assets import CACHE_MINIMUMS, PRICES
 from pipelines.defs.resources import warehouse_connection
@@ -23,11 +23,9 @@ def core_usage_costs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
     """Price the window's usage rows set-wise (``sql/costs/usage_costs__insert_window.sql``); USD DECIMAL."""
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
-        replace_window(conn, "costs/usage_costs__delete_window", "costs/usage_costs__insert_window", params)
-        rows = add_day_metadata(context, conn.execute(
-            "select day, count(*) as rows, count(*) filter (where not priced) as unpriced_rows, "
-            "coalesce(sum(cost_usd), 0) as cost_usd, coalesce(sum(savings_usd), 0) as savings_usd "
-            "from core.usage_costs where day >= $start and day < $end group by day", params), params)
+        rows = rebuild_window(context, conn, "costs/usage_costs", "core.usage_costs",
+                              "count(*) filter (where not priced) as unpriced_rows, "
+                              "coalesce(sum(cost_usd), 0) as cost_usd, coalesce(sum(savings_usd), 0) as savings_usd", params)
         reasons = conn.execute(
             "select unpriced_reason, count(*) from core.usage_costs where day >= $start and day < $end "
             "and not priced group by 1 order by 2 desc limit 10", params).fetchall()

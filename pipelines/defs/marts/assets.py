@@ -6,7 +6,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.defs import checks
-from pipelines.defs.daily import add_day_metadata, daily_asset, replace_window
+from pipelines.defs.daily import daily_asset, rebuild_window
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
@@ -24,12 +24,10 @@ def daily_savings(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> 
     """Rebuild the window's rows of ``marts.daily_savings``; metadata previews the window's totals."""
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
-        replace_window(conn, "marts/daily_savings__delete_window", "marts/daily_savings__insert_window", params)
-        rows = add_day_metadata(context, conn.execute(
-            "select day, count(*) as rows, sum(requests) as requests, "
-            "sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0) as token_hit_rate, sum(cost_usd) as cost_usd, "
-            "sum(no_cache_cost_usd) as no_cache_cost_usd, sum(savings_usd) as savings_usd from marts.daily_savings "
-            "where day >= $start and day < $end group by day", params), params)
+        rows = rebuild_window(context, conn, "marts/daily_savings", "marts.daily_savings",
+                              "sum(requests) as requests, sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0) "
+                              "as token_hit_rate, sum(cost_usd) as cost_usd, sum(no_cache_cost_usd) as no_cache_cost_usd, "
+                              "sum(savings_usd) as savings_usd", params)
         preview = conn.execute(
             "select day, sum(requests), sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0), sum(cost_usd), "
             "sum(no_cache_cost_usd), sum(savings_usd) from marts.daily_savings "
@@ -55,11 +53,9 @@ def cost_reconciliation(context: dg.AssetExecutionContext, duckdb: DuckDBResourc
     """Rebuild the window's rows of ``marts.cost_reconciliation`` (reported billed cost vs computed, USD)."""
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
-        replace_window(conn, "marts/cost_reconciliation__delete_window", "marts/cost_reconciliation__insert_window", params)
-        rows = add_day_metadata(context, conn.execute(
-            "select day, count(*) as rows, coalesce(sum(reported_cost_usd), 0) as reported_cost_usd, "
-            "coalesce(sum(computed_cost_usd), 0) as computed_cost_usd "
-            "from marts.cost_reconciliation where day >= $start and day < $end group by day", params), params)
+        rows = rebuild_window(context, conn, "marts/cost_reconciliation", "marts.cost_reconciliation",
+                              "coalesce(sum(reported_cost_usd), 0) as reported_cost_usd, "
+                              "coalesce(sum(computed_cost_usd), 0) as computed_cost_usd", params)
     return dg.MaterializeResult(metadata={"window_rows": rows})
 
 
@@ -68,11 +64,9 @@ def ttft_by_family(context: dg.AssetExecutionContext, duckdb: DuckDBResource) ->
     """Rebuild the window's rows of ``marts.ttft_by_family`` (median and p95 TTFT, hits vs misses, ms)."""
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
-        replace_window(conn, "marts/ttft_by_family__delete_window", "marts/ttft_by_family__insert_window", params)
-        rows = add_day_metadata(context, conn.execute(
-            "select day, count(*) as rows, coalesce(sum(ttft_requests), 0) as ttft_requests, "
-            "coalesce(sum(bad_latency_requests), 0) as bad_latency_requests "
-            "from marts.ttft_by_family where day >= $start and day < $end group by day", params), params)
+        rows = rebuild_window(context, conn, "marts/ttft_by_family", "marts.ttft_by_family",
+                              "coalesce(sum(ttft_requests), 0) as ttft_requests, "
+                              "coalesce(sum(bad_latency_requests), 0) as bad_latency_requests", params)
     return dg.MaterializeResult(metadata={"window_rows": rows})
 
 
@@ -82,10 +76,8 @@ def prefix_families(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     """Rebuild the window's rows of ``marts.prefix_families`` (hit rate and lost savings per family)."""
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
-        replace_window(conn, "marts/prefix_families__delete_window", "marts/prefix_families__insert_window",
-                       params, {**params, "alert_baseline_days": settings.alert_baseline_days})
-        rows = add_day_metadata(context, conn.execute(
-            "select day, count(*) as rows, count(distinct prefix_family) as families, "
-            "coalesce(sum(lost_savings_usd), 0) as lost_savings_usd "
-            "from marts.prefix_families where day >= $start and day < $end group by day", params), params)
+        rows = rebuild_window(context, conn, "marts/prefix_families", "marts.prefix_families",
+                              "count(distinct prefix_family) as families, "
+                              "coalesce(sum(lost_savings_usd), 0) as lost_savings_usd",
+                              params, {**params, "alert_baseline_days": settings.alert_baseline_days})
     return dg.MaterializeResult(metadata={"window_rows": rows})

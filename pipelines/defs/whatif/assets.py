@@ -3,7 +3,7 @@
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from pipelines.defs.daily import add_day_metadata, daily_asset, replace_window
+from pipelines.defs.daily import add_day_metadata, daily_asset, rebuild_window
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.lib.whatif import routing_mart
@@ -34,8 +34,7 @@ def whatif_cache_ttl(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
     """Rebuild the window's rows of ``marts.whatif_cache_ttl`` (set-based SQL, exact USD)."""
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
-        replace_window(conn, "whatif/cache_ttl__delete_window", "whatif/cache_ttl__insert_window", params)
-        rows = add_day_metadata(context, conn.execute(
-            "select day, count(*) as rows, coalesce(sum(greatest(saving_usd, 0)) filter (where ttl_option <> current_ttl), 0) "
-            "as switch_saving_usd from marts.whatif_cache_ttl where day >= $start and day < $end group by day", params), params)
+        rows = rebuild_window(context, conn, "whatif/cache_ttl", "marts.whatif_cache_ttl",
+                              "coalesce(sum(greatest(saving_usd, 0)) filter (where ttl_option <> current_ttl), 0) "
+                              "as switch_saving_usd", params)
     return dg.MaterializeResult(metadata={"window_rows": rows})
