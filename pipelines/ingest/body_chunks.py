@@ -157,7 +157,7 @@ def fingerprint_lines(lines: list[str], tenant, app, last_text_by_app: dict) -> 
             futures = [_executor().submit(fingerprint_piece, lines[s:s + size], tenant, app) for s in starts[1:]]
             first = fingerprint_piece(lines[:size], tenant, app)
             pieces = [first] + [f.result() for f in futures]
-        except BrokenProcessPool:  # a worker died (e.g. killed for memory): do the pieces here
+        except (BrokenProcessPool, OSError):  # a worker died (e.g. killed for memory) or none could start: do the pieces here
             _pool = None
             pieces = [fingerprint_piece(lines[s:s + size], tenant, app) for s in starts]
     out = Piece()
