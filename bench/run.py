@@ -19,6 +19,7 @@ already holds H earlier days of the same size, against the same day run alone on
 With ``--bodies`` the logs carry the logged request bodies (``generate.py --bodies``, about 22 KB a
 record) and the line reports the body path the same way: wall seconds, the ratio to DuckDB's bare
 parse of the same files (measured side by side, alternating), rows per second, the peer and peak RSS.
+Every line also gives the CPU seconds of the run (its process tree) and of the bare parse, and their ratio.
 
 With ``--stage`` it measures staging alone (``stage_seconds``: ``stage_logs`` of the logs into a fresh
 warehouse, fast lane, general normaliser for what it defers, and publishing to ``core.usage``), wall and
@@ -68,6 +69,12 @@ def pipeline_seconds(logs: Path, db: Path, *extra: str) -> tuple[float, int]:
     if done.returncode != 0:
         raise SystemExit(f"cachemeter run failed:\n{done.stderr[-3000:]}")
     return time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of every waited-for child so far (a ``cachemeter run`` and its workers)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def peer_rows_per_second(logs: Path) -> float:
@@ -254,11 +261,16 @@ def main() -> None:
     size = sum(p.stat().st_size for p in logs.iterdir())
     db = args.workdir / f"w-{name}.duckdb"
     parses, walls, peers, rss = [], [], [], 0
+    parse_cpus, run_cpus = [], []
     for _ in range(max(args.repeat, 1)):  # parse, run and peer alternate, so a slow spell hits all three
         for stale in args.workdir.glob(f"w-{name}.duckdb*"):
             stale.unlink()
+        cpu = time.process_time()  # DuckDB's threads included
         parses.append(bare_parse_seconds(logs))
+        parse_cpus.append(time.process_time() - cpu)
+        cpu = children_cpu_seconds()
         wall, rss = pipeline_seconds(logs, db)  # peak RSS of any run so far
+        run_cpus.append(children_cpu_seconds() - cpu)
         walls.append(wall)
         peers.append(peer_rows_per_second(logs))
     parse, wall, peer = statistics.median(parses), statistics.median(walls), statistics.median(peers)
@@ -266,7 +278,12 @@ def main() -> None:
     line = {"requests": args.requests, "days": args.days, "bodies": args.bodies, "bytes": size, "wall_seconds": round(wall, 2),
             "parse_seconds": round(parse, 2), "ratio_to_parse": round(wall / parse, 2),
             "rows_per_second": round(ours), "peer_rows_per_second": round(peer),
-            "speedup_vs_peer": round(ours / peer, 2), "peak_rss_bytes": rss}
+            "speedup_vs_peer": round(ours / peer, 2), "peak_rss_bytes": rss,
+            # CPU seconds (user + system): on a loaded machine the wall ratio mostly says how many runnable
+            # threads each side had; the CPU ratio says how much work each did
+            "cpu_seconds": round(statistics.median(run_cpus), 2), "parse_cpu_seconds": round(statistics.median(parse_cpus), 2),
+            "cpu_ratio_to_parse": round(statistics.median(run_cpus) / statistics.median(parse_cpus), 2)
+            if statistics.median(parse_cpus) > 0 else None}
     if args.repeat > 1:  # medians above; every run here
         line.update(runs=len(walls), wall_seconds_each=[round(w, 2) for w in walls],
                     parse_seconds_each=[round(p, 2) for p in parses],

@@ -26,6 +26,7 @@ def test_harness_prints_one_measurement_line(tmp_path):
     assert line["requests"] == 300 and line["wall_seconds"] > 0 and line["parse_seconds"] > 0
     assert line["ratio_to_parse"] > 1  # the whole pipeline cannot beat parsing alone
     assert line["peer_rows_per_second"] > 0 and line["peak_rss_bytes"] > 0
+    assert line["cpu_seconds"] > line["parse_cpu_seconds"] > 0 and line["cpu_ratio_to_parse"] > 1
     assert "runs" not in line  # one run: no per-run lists
 
 

@@ -47,7 +47,8 @@ class Fingerprint:
     family: str
 
 
-def _sha(text: str) -> str:
+def short_sha(text: str) -> str:
+    """The first 16 hex digits of the SHA-256 of ``text``'s UTF-8 (lone surrogates passed through)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -67,14 +68,21 @@ def _text(value) -> str:
             if key in value:
                 return _text(value[key])
         # thinking, tool-use, image blocks: they sit in the cached prefix too, so they count canonically
-        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+        return canonical_json(value)
     return str(value)
 
 
-def render(request: dict) -> tuple[str, str, str]:
+def canonical_json(value) -> str:
+    """Sorted-key JSON without spaces (``json.dumps``' escaping): how a tools list enters the rendered text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def render(request: dict, tools_canonical=canonical_json) -> tuple[str, str, str]:
     """``(system_text, tools_json, rendered_text)`` of a request body in cache order.
 
-    Raises ``TypeError`` when ``request`` is not a JSON object.
+    ``tools_canonical`` turns the tools list into its text (``canonical_json``; a caller may pass one that
+    remembers the answers for tools lists it has seen). Raises ``TypeError`` when ``request`` is not a
+    JSON object.
     """
     if not isinstance(request, dict):
         raise TypeError(f"request body must be a JSON object, got {type(request).__name__}")
@@ -91,7 +99,7 @@ def render(request: dict) -> tuple[str, str, str]:
     if isinstance(request.get("input"), (str, list)):  # OpenAI Responses
         conversation.append(_text(request["input"]))
     tools = request.get("tools") or (request.get("toolConfig") or {}).get("tools")
-    tools_json = json.dumps(tools, sort_keys=True, separators=(",", ":")) if tools else ""
+    tools_json = tools_canonical(tools) if tools else ""
     system = "".join(system_parts)
     return system, tools_json, system + tools_json + "".join(conversation)
 
@@ -105,43 +113,62 @@ def from_rendered(system: str, tools_json: str, text: str) -> Fingerprint:
     """The fingerprint of an already rendered prompt (``render``'s three parts)."""
     openings = opening_hashes(text)
     return Fingerprint(
-        system_sha=_sha(system) if system else None,
-        tools_sha=_sha(tools_json) if tools_json else None,
+        system_sha=short_sha(system) if system else None,
+        tools_sha=short_sha(tools_json) if tools_json else None,
         opening_hashes=openings,
         rendered_chars=len(text),
-        family="fp:" + (openings[1] if len(openings) > 1 else _sha(text[:FAMILY_CHARS])),
+        family=family_of(openings, text),
     )
 
 
+def family_of(openings: list[str], text: str) -> str:
+    """The prefix family of a rendered text whose opening hashes are ``openings``: its first ``FAMILY_CHARS``' hash."""
+    return "fp:" + (openings[1] if len(openings) > 1 else short_sha(text[:FAMILY_CHARS]))
+
+
 def opening_hashes(text: str) -> list[str]:
-    """``_sha(text[:b])`` for each of ``OPENING_BOUNDARIES_CHARS`` the text reaches, in one pass.
+    """``short_sha(text[:b])`` for each of ``OPENING_BOUNDARIES_CHARS`` the text reaches, in one pass (``opening_states``)."""
+    return opening_states(text)[0]
+
+
+def opening_states(text: str, reuse: int = 0, previous: tuple[list[str], list] | None = None) -> tuple[list[str], list]:
+    """``(opening_hashes(text), states)``: the hashes and the running SHA-256 after each boundary reached.
 
     One running SHA-256 is fed the text boundary by boundary and copied at each, so the leading
     32,768 characters are encoded and hashed once (hashing each prefix anew cost twice the bytes, and
     an encode per prefix). UTF-8 (with surrogatepass) encodes character by character, so the pieces'
-    bytes are the prefix's bytes and the hashes are ``_sha``'s.
+    bytes are the prefix's bytes and the hashes are ``short_sha``'s. With ``reuse`` = k and ``previous`` =
+    another text's ``(hashes, states)``, the first k boundaries are taken from it: right when the two
+    texts agree on their first ``OPENING_BOUNDARIES_CHARS[k - 1]`` characters (consecutive requests of
+    one app share their system prompt and tools, so most of the hashing is skipped).
     """
-    running = hashlib.sha256()
-    out, done = [], 0
-    for boundary in OPENING_BOUNDARIES_CHARS:
+    if reuse:
+        hashes, states = previous[0][:reuse], previous[1][:reuse]
+        running, done = states[-1].copy(), OPENING_BOUNDARIES_CHARS[reuse - 1]
+    else:
+        hashes, states, running, done = [], [], hashlib.sha256(), 0
+    for boundary in OPENING_BOUNDARIES_CHARS[reuse:]:
         if len(text) < boundary:
             break
         running.update(text[done:boundary].encode("utf-8", "surrogatepass"))
         done = boundary
-        out.append(running.copy().hexdigest()[:16])
-    return out
+        states.append(running.copy())  # never updated again: a later text may continue from it
+        hashes.append(running.hexdigest()[:16])
+    return hashes, states
 
 
-def divergence(previous: str, current: str) -> tuple[int, str]:
+def divergence(previous: str, current: str, start: int | None = None) -> tuple[int, str]:
     """Where ``current`` first differs from ``previous`` and the shape of its changing value.
 
     The differing region (from the first differing character to where the two texts agree again on
     ``RESYNC_RUN`` characters, looked for within ``RESYNC_WINDOW``) is widened to the whole whitespace-delimited value it sits in, so a timestamp whose
     leading digits happen to agree is still described (and located) as the whole timestamp. Returns
-    ``(offset_chars, description)``; the offset is where that value starts.
+    ``(offset_chars, description)``; the offset is where that value starts. ``start``, when given, is
+    ``common_prefix_chars(previous, current)`` already measured by the caller.
     """
     limit = min(len(previous), len(current))
-    start = common_prefix_chars(previous, current)
+    if start is None:
+        start = common_prefix_chars(previous, current)
     if start == limit:  # identical, or one text simply continues the other
         return start, "identical" if len(previous) == len(current) else describe_span(current[start:])
     end = start + _realign(previous[start:start + RESYNC_WINDOW], current[start:start + RESYNC_WINDOW])
@@ -209,45 +236,77 @@ def parse_object(line: str) -> tuple[dict, dict[str, tuple[int, int]]] | None:
     this walk reads (json.loads then decides, and raises for malformed text). The values are read by
     json's own C scanner, key by key, as ``json.loads`` reads them: the same record, one parse.
     """
+    parsed = _parse(line, None)
+    return None if parsed is None else parsed[:2]
+
+
+def parse_envelope(line: str) -> tuple[dict, dict[str, tuple[int, int]], dict[str, tuple[int, int]]] | None:
+    """``parse_object(line)`` plus the spans (in ``line``) of the keys of its ``"request"`` object.
+
+    The request object is walked key by key like the line (same record, still one parse), so what is
+    read of the body afterwards (its ``prompt_cache_key``, the text of its tools list) needs no second
+    parse. The third item is empty when the request is not an object, or is given twice.
+    """
+    return _parse(line, "request")
+
+
+def _parse(line: str, descend: str | None):
     ws = _WS.match
     index = ws(line, 0).end()
     if line[index:index + 1] != "{":
         return None
+    try:
+        walked = _walk(line, index, descend)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if walked is None or ws(line, walked[2]).end() != len(line):
+        return None
+    return walked[0], walked[1], walked[3]
+
+
+def _walk(line: str, index: int, descend: str | None):
+    """``(object, spans, end, spans of descend's object)`` of the JSON object at ``line[index] == "{"``;
+    None when a key is not a string or a separator is missing (json's scanner raises on bad values)."""
+    ws = _WS.match
     index = ws(line, index + 1).end()
     record: dict = {}
     spans: dict[str, tuple[int, int]] = {}
-    try:
-        if line[index:index + 1] == "}":
-            index += 1
+    inner: dict[str, tuple[int, int]] = {}
+    if line[index:index + 1] == "}":
+        return record, spans, index + 1, inner
+    while True:
+        if line[index:index + 1] != '"':
+            return None
+        key, index = _SCAN(line, index)
+        index = ws(line, index).end()
+        if line[index:index + 1] != ":":
+            return None
+        start = ws(line, index + 1).end()
+        nested = _walk(line, start, None) if key == descend and line[start:start + 1] == "{" else None
+        if nested is not None:
+            value, index = nested[0], nested[2]
         else:
-            while True:
-                if line[index:index + 1] != '"':
-                    return None
-                key, index = _SCAN(line, index)
-                index = ws(line, index).end()
-                if line[index:index + 1] != ":":
-                    return None
-                start = ws(line, index + 1).end()
-                value, index = _SCAN(line, start)
-                if key in record:
-                    spans.pop(key, None)  # given twice: no span
-                else:
-                    spans[key] = (start, index)
-                record[key] = value
-                index = ws(line, index).end()
-                if line[index:index + 1] == ",":
-                    index = ws(line, index + 1).end()
-                    continue
-                if line[index:index + 1] != "}":
-                    return None
-                index += 1
-                break
-    except (StopIteration, ValueError, RecursionError):
-        return None
-    return (record, spans) if ws(line, index).end() == len(line) else None
+            value, index = _SCAN(line, start)
+        if key in record:
+            spans.pop(key, None)  # given twice: no span
+            if key == descend:
+                inner = {}
+        else:
+            spans[key] = (start, index)
+            if nested is not None:
+                inner = nested[1]
+        record[key] = value
+        index = ws(line, index).end()
+        if line[index:index + 1] == ",":
+            index = ws(line, index + 1).end()
+            continue
+        if line[index:index + 1] != "}":
+            return None
+        return record, spans, index + 1, inner
 
 
-def without_request_body(line: str, record: dict, spans: dict[str, tuple[int, int]]) -> str | None:
+def without_request_body(line: str, record: dict, spans: dict[str, tuple[int, int]],
+                         request_spans: dict[str, tuple[int, int]] | None = None) -> str | None:
     """``line`` with its logged request body cut down to what the usage normaliser reads of it.
 
     The normaliser reads one field of a request (``$.request.prompt_cache_key``, OpenAI's explicit
@@ -257,22 +316,28 @@ def without_request_body(line: str, record: dict, spans: dict[str, tuple[int, in
     own span, or its text holds what Python's and DuckDB's JSON readers judge differently (a
     surrogate escape, which DuckDB rejects unpaired: a line malformed for the normaliser stays
     malformed; NaN, Infinity and huge numbers both take), or the word ``"error"``, which the
-    normaliser's quarantine excerpt looks for anywhere in a line.
+    normaliser's quarantine excerpt looks for anywhere in a line. ``request_spans`` (from
+    ``parse_envelope``) spares parsing the request again for its ``prompt_cache_key``.
     """
     span = spans.get("request")
     if span is None or not isinstance(record.get("request"), dict):
         return None
-    text = line[span[0]:span[1]]
-    if '"error"' in text or ("\\u" in text and _SURROGATE_ESCAPE.search(text)):
+    low, high = span
+    if line.find('"error"', low, high) >= 0 or (line.find("\\u", low, high) >= 0 and _SURROGATE_ESCAPE.search(line, low, high)):
         return None
     kept = "{}"
     if "prompt_cache_key" in record["request"]:
-        parsed = parse_object(text)
-        key_span = parsed[1].get("prompt_cache_key") if parsed else None
-        if key_span is None:
+        if request_spans:
+            key_span = request_spans.get("prompt_cache_key")
+            key_text = None if key_span is None else line[key_span[0]:key_span[1]]
+        else:
+            parsed = parse_object(line[low:high])
+            key_span = parsed[1].get("prompt_cache_key") if parsed else None
+            key_text = None if key_span is None else line[low + key_span[0]:low + key_span[1]]
+        if key_text is None:
             return None
-        kept = '{"prompt_cache_key":' + text[key_span[0]:key_span[1]] + "}"
-    return line[:span[0]] + kept + line[span[1]:]
+        kept = '{"prompt_cache_key":' + key_text + "}"
+    return line[:low] + kept + line[high:]
 
 
 def _is_boundary(char: str) -> bool:

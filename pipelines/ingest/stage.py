@@ -34,7 +34,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.ingest import cache_models, containers, fingerprints, formats, generations, objectstore
+from pipelines.ingest import body_chunks, cache_models, containers, formats, generations, objectstore
 from pipelines.lib import faults, prices
 from pipelines.ingest.discover import LogFile, duckdb_literal_path
 from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, Unreadable, malformed_json_excerpt, read_head,
@@ -644,38 +644,21 @@ def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) 
 
     The divergence is measured against the previous request of the same (tenant, app) earlier in
     the file (file order, which is arrival order for appended logs); only that one text per app is
-    held in memory, and no text leaves this function.
+    held in memory (``last_text_by_app``), and no text is stored. The per-record work is
+    ``body_chunks.fingerprint_lines`` (over a process pool for large chunks).
     """
     has_request = pc.and_(pc.equal(chunk["source_item"], 0), pc.match_substring(chunk["line"], '"request"'))
     with_request = chunk.filter(has_request)
     if with_request.num_rows == 0:
         return None, chunk
-    columns: dict[str, list] = {name: [] for name in (
-        "source_line", "family", "system_sha", "tools_sha", "opening_hashes", "rendered_chars",
-        "divergence_offset_chars", "divergence_span")}
-    lines_out: list[str] = []
-    for line_no, line in zip(with_request["source_line"].to_pylist(), with_request["line"].to_pylist()):
-        lines_out.append(line)
-        parsed = fingerprints.parse_object(line)
-        try:
-            record, spans = parsed if parsed is not None else (json.loads(line), {})
-        except (ValueError, RecursionError):
-            continue  # quarantined by the SQL normalisation
-        request = record.get("request") if isinstance(record, dict) else None
-        if not isinstance(request, dict) or not isinstance(record.get("response"), dict):
-            continue
-        lines_out[-1] = fingerprints.without_request_body(line, record, spans) or line
-        system, tools_json, text = fingerprints.render(request)
-        found = fingerprints.from_rendered(system, tools_json, text)
-        app_key = (record.get("tenant", defaults.get("tenant")), record.get("app", defaults.get("app")))
-        previous = last_text_by_app.get(app_key)
-        offset, span = fingerprints.divergence(previous, text) if previous is not None else (None, None)
-        last_text_by_app[app_key] = text
-        for name, value in (("source_line", line_no), ("family", found.family), ("system_sha", found.system_sha),
-                            ("tools_sha", found.tools_sha), ("opening_hashes", found.opening_hashes),
-                            ("rendered_chars", found.rendered_chars), ("divergence_offset_chars", offset),
-                            ("divergence_span", span)):
-            columns[name].append(value)
+    line_numbers = with_request["source_line"].to_pylist()
+    lines = with_request["line"].to_pylist()
+    found = body_chunks.fingerprint_lines(lines, defaults.get("tenant"), defaults.get("app"), last_text_by_app)
+    lines_out = [cut or line for cut, line in zip(found.cut, lines)]
+    names = ("source_line", "family", "system_sha", "tools_sha", "opening_hashes", "rendered_chars",
+             "divergence_offset_chars", "divergence_span")
+    columns: dict[str, list] = {name: [row[i] for row in found.rows] for i, name in enumerate(names)}
+    columns["source_line"] = [line_numbers[i] for i in columns["source_line"]]
     mask = has_request.combine_chunks() if isinstance(has_request, pa.ChunkedArray) else has_request
     chunk = chunk.set_column(chunk.schema.get_field_index("line"), "line",
                              pc.replace_with_mask(chunk["line"].combine_chunks(), mask, pa.array(lines_out, chunk["line"].type)))

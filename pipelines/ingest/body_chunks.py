@@ -1,0 +1,173 @@
+"""Fingerprints of a chunk's logged request bodies: the per-record work of the body path, over cores.
+
+``fingerprint_lines`` takes the lines of one chunk that carry a request (file order) and returns,
+per line, its fingerprint row (or none) and the line with its body cut for the usage normaliser
+(``fingerprints.without_request_body``). What it saves over calling ``fingerprints``' functions one by
+one, with identical results (``tests/lib/test_body_chunks.py`` compares them on mutated bodies):
+
+* one walk of each line gives the record and the spans of the request's own keys
+  (``fingerprints.parse_envelope``), so cutting the body needs no second parse;
+* the tools list's canonical JSON and its hash, and the system prompt's hash, are remembered by the
+  text they come from (an app sends the same tools and system prompt request after request);
+* the opening hashes of the boundaries a request shares with its predecessor (the common prefix
+  the divergence measures anyway) are that predecessor's, and the running hash goes on from there.
+
+Why a process pool: this is Python per record (json's scanner, rendering, hashing, the divergence's
+search), bound by one core under the GIL, while the machine has more. A chunk of at least
+``POOL_MIN_LINES`` is cut into one contiguous piece per core; the pieces after the first go to
+worker processes (``spawn``: the parent holds DuckDB's threads, which ``fork`` would copy mid-flight)
+while this process does the first. Each piece measures divergences against the previous request of
+the same (tenant, app) within it; the first request of each app in a piece is measured here, against
+the last text of that app in the pieces (and chunks) before it, so the result is what one pass in
+file order gives. The texts cross the process boundary in memory only; none is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+
+from pipelines.ingest import fingerprints as fp
+
+POOL_MIN_LINES = 256  # a chunk with fewer request lines is done in this process (a piece costs a pickling round trip)
+MEMO_ENTRIES = 512  # distinct tools lists / system prompts remembered per process before starting afresh
+
+
+@dataclass
+class Piece:
+    """What ``fingerprint_piece`` found in a run of consecutive lines.
+
+    ``rows``: one tuple per fingerprinted line, ``(line index, family, system_sha, tools_sha,
+    opening_hashes, rendered_chars, divergence_offset_chars, divergence_span)``, the last two None for
+    an app's first request in the piece (listed in ``firsts``: app -> (row number, rendered text));
+    ``cut``: per line, the line with its body cut, or None to keep it whole; ``lasts``: app -> the
+    rendered text of its last request in the piece.
+    """
+
+    rows: list[tuple] = field(default_factory=list)
+    cut: list[str | None] = field(default_factory=list)
+    firsts: dict[tuple, tuple[int, str]] = field(default_factory=dict)
+    lasts: dict[tuple, str] = field(default_factory=dict)
+
+
+_tools_memo: dict[str, tuple[str, str]] = {}  # text of the request's tools value -> (canonical JSON, its hash)
+_system_memo: dict[str, str] = {}  # system prompt -> its hash
+
+
+def _remembered(memo: dict, key, compute):
+    found = memo.get(key)
+    if found is None:
+        if len(memo) >= MEMO_ENTRIES:
+            memo.clear()
+        found = memo[key] = compute()
+    return found
+
+
+def _json_and_sha(tools) -> tuple[str, str]:
+    text = fp.canonical_json(tools)
+    return text, fp.short_sha(text)
+
+
+def _render(request: dict, request_spans: dict, line: str) -> tuple[str, str, str | None, str]:
+    """``fingerprints.render`` of ``request`` and the tools' hash, the tools' JSON remembered by its source text."""
+    source = "tools" if request.get("tools") else "toolConfig"  # the key render's tools come from
+    span = request_spans.get(source)
+    if span is None:
+        system, tools_json, text = fp.render(request)
+        return system, tools_json, fp.short_sha(tools_json) if tools_json else None, text
+    key = source + line[span[0]:span[1]]  # the same text gives the same tools, so the same JSON
+    remembered: list = []
+
+    def canonical(tools) -> str:
+        remembered.append(_remembered(_tools_memo, key, lambda: _json_and_sha(tools)))
+        return remembered[0][0]
+
+    system, tools_json, text = fp.render(request, canonical)
+    return system, tools_json, remembered[0][1] if remembered else None, text
+
+
+def fingerprint_piece(lines: list[str], tenant, app) -> Piece:
+    """Fingerprints of consecutive request lines (see ``Piece``); ``tenant``/``app``: the file's defaults."""
+    out = Piece()
+    chain: dict[tuple, tuple[str, tuple[list[str], list]]] = {}  # app -> (last text, its opening hashes and states)
+    for index, line in enumerate(lines):
+        parsed = fp.parse_envelope(line)
+        try:
+            record, spans, request_spans = parsed if parsed is not None else (json.loads(line), {}, {})
+        except (ValueError, RecursionError):
+            out.cut.append(None)
+            continue  # quarantined by the SQL normalisation
+        request = record.get("request") if isinstance(record, dict) else None
+        if not isinstance(request, dict) or not isinstance(record.get("response"), dict):
+            out.cut.append(None)
+            continue
+        out.cut.append(fp.without_request_body(line, record, spans, request_spans))
+        system, tools_json, tools_sha, text = _render(request, request_spans, line)
+        app_key = (record.get("tenant", tenant), record.get("app", app))
+        previous = chain.get(app_key)
+        if previous is None:
+            offset = span = None
+            openings = fp.opening_states(text)
+            out.firsts[app_key] = (len(out.rows), text)
+        else:
+            common = fp.common_prefix_chars(previous[0], text)
+            offset, span = fp.divergence(previous[0], text, common)
+            shared = sum(1 for boundary in fp.OPENING_BOUNDARIES_CHARS if boundary <= common)
+            openings = fp.opening_states(text, shared, previous[1])
+        chain[app_key] = (text, openings)
+        hashes = openings[0]
+        out.rows.append((index, fp.family_of(hashes, text),
+                         _remembered(_system_memo, system, lambda: fp.short_sha(system)) if system else None,
+                         tools_sha, hashes, len(text), offset, span))
+    out.lasts = {app_key: text for app_key, (text, _) in chain.items()}
+    return out
+
+
+_pool: Executor | None = None
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _executor() -> Executor:
+    global _pool
+    if _pool is None:
+        _pool = ProcessPoolExecutor(max_workers=_cores() - 1, mp_context=multiprocessing.get_context("spawn"))
+    return _pool
+
+
+def fingerprint_lines(lines: list[str], tenant, app, last_text_by_app: dict) -> Piece:
+    """``fingerprint_piece`` of a chunk's request lines in file order, divergences measured against
+    ``last_text_by_app`` (app -> rendered text of its previous request, updated here) where a piece has
+    no earlier request of the app; over a process pool when the chunk is large (module docstring)."""
+    global _pool
+    cores = _cores()
+    if cores < 2 or len(lines) < POOL_MIN_LINES:
+        pieces = [fingerprint_piece(lines, tenant, app)]
+        starts = [0]
+    else:
+        size = -(-len(lines) // cores)
+        starts = list(range(0, len(lines), size))
+        try:
+            futures = [_executor().submit(fingerprint_piece, lines[s:s + size], tenant, app) for s in starts[1:]]
+            first = fingerprint_piece(lines[:size], tenant, app)
+            pieces = [first] + [f.result() for f in futures]
+        except (BrokenProcessPool, OSError):  # a worker died (e.g. killed for memory) or none could start: do the pieces here
+            _pool = None
+            pieces = [fingerprint_piece(lines[s:s + size], tenant, app) for s in starts]
+    out = Piece()
+    for start, piece in zip(starts, pieces):
+        rows = [(start + row[0], *row[1:]) for row in piece.rows]
+        for app_key, (row_no, text) in piece.firsts.items():
+            previous = last_text_by_app.get(app_key)
+            if previous is not None:
+                rows[row_no] = (*rows[row_no][:6], *fp.divergence(previous, text))
+        last_text_by_app.update(piece.lasts)
+        out.rows += rows
+        out.cut += piece.cut
+    return out

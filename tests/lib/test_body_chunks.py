@@ -1,0 +1,116 @@
+"""The body path over chunks (ingest/body_chunks.py) against the plain per-record definitions."""
+
+import hashlib
+import json
+import random
+
+import pytest
+
+from pipelines.ingest import body_chunks, fingerprints
+
+WORDS = "policy refund order tone always never escalate reply cite source tool schema".split()
+
+
+def _prose(rng: random.Random, chars: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(chars // 6 + 1))[:chars]
+
+
+def _lines(seed: int, count: int) -> list[str]:
+    """Envelopes of a few apps whose system prompts and tools repeat and mutate (stamps, edits, cuts)."""
+    rng = random.Random(seed)
+    systems = [_prose(rng, chars) for chars in (300, 1500, 5000, 12000)]
+    tools = [[{"name": f"t{i}", "parameters": {"type": "object", "b": 1, "a": [i, "é"]}}] for i in range(3)]
+    out = []
+    for n in range(count):
+        app = rng.randrange(4)
+        system = systems[app]
+        change = rng.randrange(6)
+        if change == 1:  # a stamp written in at some depth
+            at = rng.randrange(len(system))
+            system = system[:at] + f" Now: 2026-11-{rng.randrange(1, 29):02d}T10:{rng.randrange(60):02d}:00Z." + system[at:]
+        elif change == 2:  # a word edited
+            at = rng.randrange(len(system))
+            system = system[:at] + rng.choice(WORDS) + system[at + 5:]
+        elif change == 5 and len(system) > 1024:  # a character changed just before or at an opening boundary
+            at = rng.choice((255, 256, 511, 512, 1023, 1024))
+            system = system[:at] + "#" + system[at + 1:]
+        elif change == 3:  # cut short: one text continues the other
+            system = system[:rng.randrange(1, len(system))]
+        user = "" if change == 4 else _prose(rng, rng.randrange(0, 600))
+        shape = rng.randrange(4)
+        if shape == 0:
+            request = {"messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+                       "tools": tools[app % 3]}
+            if rng.random() < 0.4:
+                request["prompt_cache_key"] = f"key-{app}"
+        elif shape == 1:
+            request = {"system": [{"type": "text", "text": system}], "tools": tools[(app + 1) % 3],
+                       "messages": [{"role": "user", "content": [{"type": "text", "text": user}]}]}
+        elif shape == 2:
+            request = {"system": [{"text": system}], "toolConfig": {"tools": tools[app % 2]},
+                       "messages": [{"role": "user", "content": [{"text": user}]}]}
+        else:
+            request = {"instructions": system, "input": user}
+        record = {"ts": f"2026-11-01T00:00:{n % 60:02d}Z", "request": request, "response": {"usage": {"prompt_tokens": 5}}}
+        if app != 3:  # app 3 takes the file's defaults
+            record.update(tenant="t", app=f"a{app}")
+        line = json.dumps(record, ensure_ascii=rng.random() < 0.5)
+        odd = rng.randrange(40)
+        if odd == 0:
+            line = line[:-5]  # malformed: no fingerprint, kept whole
+        elif odd == 1:
+            line = line.replace('"response": {', '"response": [{', 1).replace("}}}", "}}]}")  # no response object
+        elif odd == 2:
+            line = line[:-1] + ', "request": {"messages": []}}'  # the request given twice: the last one counts
+        elif odd == 3:
+            line = line.replace('"input": "', '"input": "\\"error\\" ', 1)
+        out.append(line)
+    return out
+
+
+def _expected(lines: list[str], tenant, app) -> tuple[list[tuple], list]:
+    """One record at a time with the plain definitions: json.loads, render, a hash per prefix, divergence."""
+    def sha(text):
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+    previous, rows, cut = {}, [], []
+    for index, line in enumerate(lines):
+        parsed = fingerprints.parse_object(line)
+        try:
+            record, spans = parsed if parsed is not None else (json.loads(line), {})
+        except ValueError:
+            cut.append(None)
+            continue
+        if not isinstance(record.get("request"), dict) or not isinstance(record.get("response"), dict):
+            cut.append(None)
+            continue
+        cut.append(fingerprints.without_request_body(line, record, spans))  # parses the request again for its key
+        system, tools_json, text = fingerprints.render(record["request"])
+        openings = [sha(text[:b]) for b in fingerprints.OPENING_BOUNDARIES_CHARS if len(text) >= b]
+        key = (record.get("tenant", tenant), record.get("app", app))
+        divergence = fingerprints.divergence(previous[key], text) if key in previous else (None, None)
+        previous[key] = text
+        rows.append((index, "fp:" + (openings[1] if len(openings) > 1 else sha(text[:512])),
+                     sha(system) if system else None, sha(tools_json) if tools_json else None,
+                     openings, len(text), *divergence))
+    return rows, cut
+
+
+@pytest.mark.parametrize("pool_from", [10**9, 1])  # in this process only; pieces over the worker pool
+def test_chunks_give_what_one_record_at_a_time_gives_across_chunk_and_piece_boundaries(monkeypatch, pool_from):
+    monkeypatch.setattr(body_chunks, "POOL_MIN_LINES", pool_from)
+    monkeypatch.setattr(body_chunks, "_cores", lambda: 3)  # three pieces a chunk, also on a one-core machine
+    lines = _lines(7, 240)
+    expected_rows, expected_cut = _expected(lines, "dt", "da")
+    last_text_by_app: dict = {}
+    rows, cut = [], []
+    for start in range(0, len(lines), 70):  # chunks of 70: an app's predecessor often sits in an earlier chunk
+        found = body_chunks.fingerprint_lines(lines[start:start + 70], "dt", "da", last_text_by_app)
+        rows += [(start + row[0], *row[1:]) for row in found.rows]
+        cut += found.cut
+    assert cut == expected_cut
+    assert rows == expected_rows
+    # the mutations reach what they are meant to: long texts, shared openings, stamps, skipped lines
+    assert len(rows) < len(lines) and sum(c is not None for c in cut) < len(rows)
+    assert {r[7] for r in rows} >= {None, "identical"} and any("timestamp" in (r[7] or "") for r in rows)
+    assert any(len(r[4]) >= 5 for r in rows) and any('"prompt_cache_key":"key-' in (c or "") for c in cut)
