@@ -98,7 +98,8 @@ def render(request: dict, tools_canonical=canonical_json) -> tuple[str, str, str
             conversation.append(_text(message.get("content", message.get("parts")) if isinstance(message, dict) else message))
     if isinstance(request.get("input"), (str, list)):  # OpenAI Responses
         conversation.append(_text(request["input"]))
-    tools = request.get("tools") or (request.get("toolConfig") or {}).get("tools")
+    tool_config = request.get("toolConfig")  # Bedrock Converse; a logged value of another shape holds no tools
+    tools = request.get("tools") or (tool_config.get("tools") if isinstance(tool_config, dict) else None)
     tools_json = tools_canonical(tools) if tools else ""
     system = "".join(system_parts)
     return system, tools_json, system + tools_json + "".join(conversation)

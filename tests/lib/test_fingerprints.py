@@ -1,5 +1,7 @@
 """Prompt fingerprints (lib/fingerprints.py): cache-order rendering, hashes, divergence, span shapes."""
 
+import json
+
 import yaml
 from hypothesis import given, settings, strategies as st
 
@@ -175,3 +177,25 @@ def test_cutting_request_bodies_leaves_every_staged_and_quarantined_row_as_the_w
     assert [(row[1], row[3].split(":")[0], '"error":{"code":null' in row[4]) for row in quarantine] == [
         (5, "prompt tokens is a string, not a number (\"12\")", True), (6, "negative token count", False),
         (9, "malformed JSON", False), (14, "malformed JSON", False)]
+
+
+def test_a_request_of_odd_shapes_renders_and_stages_without_stopping_the_run(tmp_path):
+    """A logged body whose keys hold other shapes than a provider sends (a toolConfig string, messages as
+    an object, a message without content) is rendered from what it has; the run does not stop on it."""
+    from pipelines.ingest import stage as ingest
+    from pipelines.lib import warehouse
+
+    odd = {"toolConfig": "auto", "messages": [{"role": "system", "content": "SYS"}, {"role": "user"}, "hi"]}
+    assert fingerprints.render(odd) == ("SYS", "", "SYShi")
+    assert fingerprints.render({"toolConfig": ["a"], "messages": {"role": "user"}}) == ("", "", "")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    response = {"id": "r1", "model": "gpt-4.1", "usage": {"prompt_tokens": 1200, "completion_tokens": 5,
+                                                           "prompt_tokens_details": {"cached_tokens": 1024}}}
+    (logs / "odd.jsonl").write_text(json.dumps({"ts": "2026-11-20T10:00:00Z", "provider": "openai", "request": odd,
+                                                "response": response}) + "\n")
+    conn = warehouse.connect(tmp_path / "w.duckdb")
+    ingest.stage_logs(conn, logs)
+    assert conn.execute("select prompt_tokens, cache_read_tokens, rendered_chars, system_sha is not null, tools_sha "
+                        "from core.usage").fetchall() == [(1200, 1024, 5, True, None)]
+    conn.close()
