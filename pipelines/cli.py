@@ -87,11 +87,11 @@ def run(
 
     _imports_heavy_modules = True
     logging.getLogger("dagster").setLevel(logging.ERROR)
-    runner.configure(logs, db, prices, follow_symlinks, data_path)
     os.environ["CACHEMETER_PARALLEL"] = str(parallel)  # read by the runner and its worker processes
     from pipelines.defs.settings import CachemeterSettings
 
-    try:  # a bad setting or settings file: one line naming it, before Dagster builds the definitions from it
+    try:  # a bad setting, path or settings file: one line naming it, before Dagster builds the definitions from it
+        runner.configure(logs, db, prices, follow_symlinks, data_path)
         CachemeterSettings.from_env()
     except ValueError as exc:
         err_console.print(f"[red]error:[/red] {exc}", soft_wrap=True)

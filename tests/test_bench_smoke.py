@@ -129,3 +129,14 @@ def test_harness_measures_the_body_path(tmp_path):
     assert line["ratio_to_parse"] > 1 and line["rows_per_second"] > 0 and line["peak_rss_bytes"] > 0
     (logs,) = [p for p in tmp_path.iterdir() if p.name.startswith("logs-bodies-")]
     assert all('"request":' in line for p in logs.iterdir() for line in p.read_text().splitlines())
+
+
+def test_staging_against_another_checkout_alternates_and_reports_ratios(tmp_path):
+    """bench/stage_against.py on this checkout against itself: both stage the same rows, two rounds each."""
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "stage_against.py"), "--against", str(REPO),
+                           "--requests", "300", "--rounds", "2", "--workdir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(result["wall_s"]["this"]) == len(result["cpu_s"]["other"]) == 2
+    assert result["cpu_ratio"] > 0 and result["median_cpu_s"]["this"] > 0

@@ -157,6 +157,13 @@ def test_a_bad_setting_or_settings_file_stops_run_with_one_line_naming_it(tmp_pa
     assert bad_file.returncode == 2 and "Traceback" not in bad_file.stderr
     assert bad_file.stderr.startswith(f"error: {config}: not valid YAML (")  # with PyYAML's line and column
     assert not (tmp_path / "w.duckdb").exists()  # stopped before anything was written
+    # a warehouse file named after a schema: DuckDB names the catalog after the file, so core.usage
+    # would be ambiguous (catalog core or schema core); refused with the reason, nothing created
+    named = cachemeter("run", "--logs", str(logs), "--db", str(tmp_path / "core.duckdb"), cwd=tmp_path)
+    assert named.returncode == 2 and "Traceback" not in named.stderr
+    assert named.stderr.strip() == ("error: the warehouse file core.duckdb is named after the warehouse's schema 'core': "
+                                    "DuckDB would call every core.<table> ambiguous; name it otherwise, e.g. cachemeter.duckdb")
+    assert not (tmp_path / "core.duckdb").exists()
 
 
 def test_run_exits_without_the_interpreter_teardown_with_its_exit_code_and_exit_handlers(tmp_path):

@@ -114,7 +114,7 @@ def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | No
         return _connect_lake(str(db_path), read_only, memory_limit, as_of)
     if as_of is not None:
         raise ValueError(f"--as-of reads an earlier DuckLake snapshot: {db_path} is a DuckDB file, which keeps none")
-    path = Path(db_path)
+    path = Path(resolved(db_path))
     if read_only:
         if not path.exists():
             raise FileNotFoundError(f"warehouse {path} does not exist yet: run `cachemeter run` first")
@@ -172,9 +172,25 @@ def exists(db_path: str | Path) -> bool:
     return Path(db_path).exists()
 
 
+# DuckDB names a file's catalog after its stem: a warehouse file called core.duckdb makes every
+# ``core.<table>`` ambiguous between the catalog and the schema (DuckDB: "Ambiguous reference to catalog
+# or schema"), so these stems are refused with that reason before the file is created
+SCHEMA_NAMES = ("core", "marts", "stage")
+
+
 def resolved(db_path: str | Path) -> str:
-    """``db_path`` with a relative file (DuckDB warehouse or DuckLake catalog) made absolute."""
-    return lake.resolved(db_path) if lake.is_lake(db_path) else str(Path(db_path).resolve())
+    """``db_path`` with a relative file (DuckDB warehouse or DuckLake catalog) made absolute.
+
+    Raises ``ValueError`` for a DuckDB file named after one of the warehouse's schemas (``SCHEMA_NAMES``).
+    """
+    if lake.is_lake(db_path):
+        return lake.resolved(db_path)
+    path = Path(db_path)
+    if path.stem.lower() in SCHEMA_NAMES:
+        raise ValueError(f"the warehouse file {path.name} is named after the warehouse's schema {path.stem!r}: DuckDB "
+                         f"would call every {path.stem.lower()}.<table> ambiguous; name it otherwise, e.g. "
+                         f"{path.with_name('cachemeter' + path.suffix).name}")
+    return str(path.resolve())
 
 
 def for_readers(db_path: str | Path) -> str | Path:
