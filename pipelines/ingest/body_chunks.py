@@ -128,6 +128,7 @@ def fingerprint_piece(lines: list[str], tenant, app) -> Piece:
 
 
 _pool: Executor | None = None
+_pool_failed = False  # a pool that broke once (no worker could start, or one died) is not tried again in this process
 
 
 def _cores() -> int:
@@ -145,9 +146,9 @@ def fingerprint_lines(lines: list[str], tenant, app, last_text_by_app: dict) -> 
     """``fingerprint_piece`` of a chunk's request lines in file order, divergences measured against
     ``last_text_by_app`` (app -> rendered text of its previous request, updated here) where a piece has
     no earlier request of the app; over a process pool when the chunk is large (module docstring)."""
-    global _pool
+    global _pool, _pool_failed
     cores = _cores()
-    if cores < 2 or len(lines) < POOL_MIN_LINES:
+    if cores < 2 or len(lines) < POOL_MIN_LINES or _pool_failed:
         pieces = [fingerprint_piece(lines, tenant, app)]
         starts = [0]
     else:
@@ -157,8 +158,9 @@ def fingerprint_lines(lines: list[str], tenant, app, last_text_by_app: dict) -> 
             futures = [_executor().submit(fingerprint_piece, lines[s:s + size], tenant, app) for s in starts[1:]]
             first = fingerprint_piece(lines[:size], tenant, app)
             pieces = [first] + [f.result() for f in futures]
-        except (BrokenProcessPool, OSError):  # a worker died (e.g. killed for memory) or none could start: do the pieces here
-            _pool = None
+        except (BrokenProcessPool, OSError):  # a worker died (e.g. killed for memory) or none could start: do the pieces
+            # here, and the later chunks too (starting a pool costs each worker an import of the main module)
+            _pool, _pool_failed = None, True
             pieces = [fingerprint_piece(lines[s:s + size], tenant, app) for s in starts]
     out = Piece()
     for start, piece in zip(starts, pieces):

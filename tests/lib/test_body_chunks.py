@@ -114,3 +114,29 @@ def test_chunks_give_what_one_record_at_a_time_gives_across_chunk_and_piece_boun
     assert len(rows) < len(lines) and sum(c is not None for c in cut) < len(rows)
     assert {r[7] for r in rows} >= {None, "identical"} and any("timestamp" in (r[7] or "") for r in rows)
     assert any(len(r[4]) >= 5 for r in rows) and any('"prompt_cache_key":"key-' in (c or "") for c in cut)
+
+
+def test_a_pool_that_cannot_start_is_tried_once_and_the_chunks_are_done_here(monkeypatch):
+    """No worker can start (e.g. a main module without the ``__name__ == "__main__"`` guard under spawn):
+    the first chunk falls back to this process, later chunks do not try again (each try re-imports the
+    main module in every worker), and the rows are what one pass gives."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    tries = []
+
+    def broken():
+        tries.append(1)
+        raise BrokenProcessPool("no worker could start")
+
+    monkeypatch.setattr(body_chunks, "POOL_MIN_LINES", 1)
+    monkeypatch.setattr(body_chunks, "_cores", lambda: 2)
+    monkeypatch.setattr(body_chunks, "_executor", broken)
+    monkeypatch.setattr(body_chunks, "_pool_failed", False, raising=False)
+    lines = _lines(11, 120)
+    last_text_by_app: dict = {}
+    rows = []
+    for start in range(0, len(lines), 40):
+        found = body_chunks.fingerprint_lines(lines[start:start + 40], "dt", "da", last_text_by_app)
+        rows += [(start + row[0], *row[1:]) for row in found.rows]
+    assert tries == [1]
+    assert rows == _expected(lines, "dt", "da")[0]
