@@ -1,10 +1,14 @@
 """The ``cachemeter`` command as a user runs it: a subprocess on real data and on the bundled demo."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from decimal import Decimal
+
+import duckdb
+import pytest
 
 from tests.conftest import REPO, query
 
@@ -186,3 +190,20 @@ def test_run_exits_without_the_interpreter_teardown_with_its_exit_code_and_exit_
     assert done.returncode == 2
     assert done.stderr.splitlines() == ["error: setting alerts.min_requests / CACHEMETER_ALERT_MIN_REQUESTS: "
                                         "'many' is not a int", "exit handlers ran"]
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the body fingerprints use worker processes on 2+ cores only")
+def test_a_run_whose_bodies_went_over_the_worker_pool_exits(tmp_path):
+    """600 logged requests with bodies (chunks past body_chunks.POOL_MIN_LINES go to worker processes): the
+    run ends with exit code 0, its workers stopped, where the skipped teardown used to leave
+    multiprocessing's exit handler waiting for the idle workers forever."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import generate
+
+    generate.generate(600, 1, tmp_path / "logs", bodies=True)
+    done = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(tmp_path / "w.duckdb"), cwd=tmp_path,
+                      timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True).execute(
+        "select count(*), count(divergence_offset_chars) > 500 from core.usage").fetchall()
+    assert rows == [(600, True)]

@@ -24,6 +24,7 @@ file order gives. The texts cross the process boundary in memory only; none is s
 
 from __future__ import annotations
 
+import atexit
 import json
 import multiprocessing
 import os
@@ -139,7 +140,19 @@ def _executor() -> Executor:
     global _pool
     if _pool is None:
         _pool = ProcessPoolExecutor(max_workers=_cores() - 1, mp_context=multiprocessing.get_context("spawn"))
+        # also at exit: a process that ends by os._exit after its exit handlers (cachemeter run) never reaches
+        # the thread shutdown that stops a pool, and multiprocessing's own exit handler would then wait forever
+        # for the idle workers (registered later, this handler runs before that one)
+        atexit.register(shutdown)
     return _pool
+
+
+def shutdown() -> None:
+    """Stop the worker processes, if any were started (idempotent; the next large chunk starts a pool again)."""
+    global _pool
+    if _pool is not None:
+        _pool.shutdown(wait=True, cancel_futures=True)
+        _pool = None
 
 
 def fingerprint_lines(lines: list[str], tenant, app, last_text_by_app: dict) -> Piece:

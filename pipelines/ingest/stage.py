@@ -103,8 +103,11 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path | str, follow_symlink
     """
     entries = {row[0]: generations.Entry(*row) for row in conn.execute(
         f"select {generations.MANIFEST_COLUMNS} from stage.files").fetchall()}
-    with objectstore.found_logs(root, follow_symlinks, entries) as logs:  # a bucket's objects: downloaded while staging
-        return _stage_found(conn, logs, entries, on_file, earliest, latest, fast_lane)
+    try:
+        with objectstore.found_logs(root, follow_symlinks, entries) as logs:  # a bucket's objects: downloaded while staging
+            return _stage_found(conn, logs, entries, on_file, earliest, latest, fast_lane)
+    finally:
+        body_chunks.shutdown()  # the fingerprint workers' memory is not held through the rest of the run
 
 
 def _stage_found(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], entries: dict[str, generations.Entry],
