@@ -103,12 +103,13 @@ def fingerprint_piece(lines: list[str], tenant, app) -> Piece:
             out.cut.append(None)
             continue  # quarantined by the SQL normalisation
         request = record.get("request") if isinstance(record, dict) else None
-        if not isinstance(request, dict) or not isinstance(record.get("response"), dict):
-            out.cut.append(None)
-            continue
+        app_key = (record.get("tenant", tenant), record.get("app", app)) if isinstance(record, dict) else None
+        if not isinstance(request, dict) or not isinstance(record.get("response"), dict) \
+                or not all(isinstance(v, (str, int, float, bool, type(None))) for v in app_key):
+            out.cut.append(None)  # kept whole: the normaliser reads it, or quarantines it (a tenant or app
+            continue  # that is an object or a list names no series to measure the divergence in)
         out.cut.append(fp.without_request_body(line, record, spans, request_spans))
         system, tools_json, tools_sha, text = _render(request, request_spans, line)
-        app_key = (record.get("tenant", tenant), record.get("app", app))
         previous = chain.get(app_key)
         if previous is None:
             offset = span = None

@@ -192,10 +192,14 @@ def test_a_request_of_odd_shapes_renders_and_stages_without_stopping_the_run(tmp
     logs.mkdir()
     response = {"id": "r1", "model": "gpt-4.1", "usage": {"prompt_tokens": 1200, "completion_tokens": 5,
                                                            "prompt_tokens_details": {"cached_tokens": 1024}}}
-    (logs / "odd.jsonl").write_text(json.dumps({"ts": "2026-11-20T10:00:00Z", "provider": "openai", "request": odd,
-                                                "response": response}) + "\n")
+    envelope = {"ts": "2026-11-20T10:00:00Z", "provider": "openai", "request": odd, "response": response}
+    # the second names its tenant with an object: no series to measure a divergence in, so no fingerprint
+    (logs / "odd.jsonl").write_text(json.dumps(envelope) + "\n" + json.dumps(
+        {**envelope, "tenant": {"id": 7}, "response": {**response, "id": "r2"}}) + "\n")
     conn = warehouse.connect(tmp_path / "w.duckdb")
     ingest.stage_logs(conn, logs)
     assert conn.execute("select prompt_tokens, cache_read_tokens, rendered_chars, system_sha is not null, tools_sha "
-                        "from core.usage").fetchall() == [(1200, 1024, 5, True, None)]
+                        "from core.usage order by source_line").fetchall() == [(1200, 1024, 5, True, None),
+                                                                               (1200, 1024, None, False, None)]
+    assert conn.execute("select rows_in, rows_accepted, rows_quarantined from stage.files").fetchall() == [(2, 2, 0)]
     conn.close()
