@@ -589,7 +589,8 @@ def lane_usage_check(lane: list[Format], schema: dict) -> str:
                 # declared key with a JSON null or a declared object holding a scalar counts as absent, so defers too
                 present = " + ".join(f"({ref('s.response', schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
                                      for key in node)
-                terms.append(f"len({k}) > {present}")  # null (no undeclared key) where keyed lists none
+                # only where keyed listed the keys (rarely): a CASE evaluates the count for those rows alone
+                terms.append(f"case when {k} is not null then len({k}) > {present} end")
             for key, child in node.items():
                 if key.endswith("[*]"):
                     expr = ref("s.response", schema, root + p + (key[:-3],))
