@@ -28,12 +28,14 @@ CONFLICT_RETRIES = 8
 
 
 class WarehousePathError(ValueError):
-    """``CACHEMETER_DB`` is not an absolute path (a relative one would follow the working directory)."""
+    """``CACHEMETER_DB`` is not an absolute path (a relative one would follow the working directory), or names a
+    file after one of the warehouse's schemas (``warehouse.refuse_schema_name``)."""
 
 
 def warehouse_path(resource: DuckDBResource) -> Path | str:
     """The resource's warehouse: its file, or its DuckLake target (``ducklake:<catalog>``, ``lib/lake.py``)
-    as given; raises ``WarehousePathError`` when ``CACHEMETER_DB`` (or a DuckLake catalog file) is relative."""
+    as given; raises ``WarehousePathError`` when ``CACHEMETER_DB`` (or a DuckLake catalog file) is relative, or a
+    file named after a schema (``core.duckdb``)."""
     if lake.is_lake(resource.database):
         file = lake.catalog_file(resource.database)
         if file is not None and not file.is_absolute():
@@ -42,6 +44,10 @@ def warehouse_path(resource: DuckDBResource) -> Path | str:
     database = Path(resource.database)
     if not database.is_absolute():
         raise WarehousePathError(f"CACHEMETER_DB must be an absolute path, got {resource.database!r}")
+    try:
+        warehouse.refuse_schema_name(database)
+    except ValueError as exc:
+        raise WarehousePathError(f"CACHEMETER_DB: {exc}") from None
     return database
 
 

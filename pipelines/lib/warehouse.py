@@ -186,11 +186,17 @@ def resolved(db_path: str | Path) -> str:
     if lake.is_lake(db_path):
         return lake.resolved(db_path)
     path = Path(db_path)
+    refuse_schema_name(path)
+    return str(path.resolve())
+
+
+def refuse_schema_name(path: Path) -> None:
+    """Raises ``ValueError`` for a DuckDB file named after one of the warehouse's schemas (``SCHEMA_NAMES``):
+    DuckDB names the catalog after the file, so ``core.usage`` in ``core.duckdb`` is ambiguous (Binder Error)."""
     if path.stem.lower() in SCHEMA_NAMES:
         raise ValueError(f"the warehouse file {path.name} is named after the warehouse's schema {path.stem!r}: DuckDB "
                          f"would call every {path.stem.lower()}.<table> ambiguous; name it otherwise, e.g. "
                          f"{path.with_name('cachemeter' + path.suffix).name}")
-    return str(path.resolve())
 
 
 def for_readers(db_path: str | Path) -> str | Path:

@@ -33,3 +33,17 @@ def test_a_relative_warehouse_path_is_refused_with_its_name(tmp_path):
     with pytest.raises(WarehousePathError, match="CACHEMETER_DB must be an absolute path, got 'warehouse/w.duckdb'"):
         with warehouse_connection(DuckDBResource(database="warehouse/w.duckdb")):
             pass
+
+
+def test_a_warehouse_file_named_after_a_schema_is_refused_before_it_is_created(tmp_path):
+    """DuckDB names the catalog after the file: in core.duckdb every core.<table> is ambiguous (a Binder Error
+    inside the step before this check); the deployment's step now fails on its setting, naming a working name."""
+    from pipelines.defs.resources import WarehousePathError, warehouse_connection
+
+    for name in ("core.duckdb", "Marts.duckdb", "stage.duckdb"):
+        with pytest.raises(WarehousePathError, match=f"CACHEMETER_DB: the warehouse file {name} is named after"):
+            with warehouse_connection(DuckDBResource(database=str(tmp_path / name))):
+                pass
+        assert not (tmp_path / name).exists()
+    with warehouse_connection(DuckDBResource(database=str(tmp_path / "cores.duckdb"))) as conn:  # only the exact names
+        assert conn.execute("select count(*) from core.usage").fetchall() == [(0,)]
