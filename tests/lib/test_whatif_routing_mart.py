@@ -7,7 +7,7 @@ import duckdb
 
 from pipelines.ingest import stage as ingest
 from pipelines.lib import warehouse
-from pipelines.lib.whatif import routing_inputs, routing_mart
+from pipelines.lib.whatif import routing, routing_inputs, routing_mart
 from tests.conftest import REPO
 
 START, END = date(2026, 10, 1), date(2026, 10, 5)
@@ -32,8 +32,9 @@ def test_a_second_refresh_of_unchanged_days_replays_none_and_a_changed_day_alone
     conn = warehouse.prepare(duckdb.connect(":memory:"))
     ingest.stage_logs(conn, tmp_path / "logs")
     replayed = []
-    real_rows = routing_mart.routing_rows
-    monkeypatch.setattr(routing_mart, "routing_rows", lambda by_day: replayed.append(sorted(by_day)) or real_rows(by_day))
+    real_chunks = routing_inputs.usage_request_chunks  # a replayed day's requests are read by it alone
+    monkeypatch.setattr(routing_inputs, "usage_request_chunks",
+                        lambda conn, day, after: replayed.append(day) or real_chunks(conn, day, after))
 
     assert routing_mart.refresh(conn, START, END) == routing_mart.Refreshed(replayed_days=4, kept_days=0, removed_days=0)
     first = mart(conn)
@@ -41,13 +42,13 @@ def test_a_second_refresh_of_unchanged_days_replays_none_and_a_changed_day_alone
 
     # the same window again (late data or repricing marks days pending): nothing is replayed, nothing changes
     assert routing_mart.refresh(conn, START, END) == routing_mart.Refreshed(replayed_days=0, kept_days=4, removed_days=0)
-    assert mart(conn) == first and replayed[-1] == []
+    assert mart(conn) == first and len(replayed) == 4
 
     # one request of the second day changes: that day alone is replayed, and the mart is a full recompute's
     conn.execute("update core.usage set cache_read_tokens = 0, prompt_tokens = prompt_tokens + 7 "
                  "where request_id = (select min(request_id) from core.usage where day = '2026-10-02')")
     assert routing_mart.refresh(conn, START, END) == routing_mart.Refreshed(replayed_days=1, kept_days=3, removed_days=0)
-    assert replayed[-1] == [date(2026, 10, 2)]
+    assert replayed[4:] == [date(2026, 10, 2)]
     assert mart(conn) == full_recompute(conn) != first
 
     # a day left without usage rows loses its mart rows
@@ -66,3 +67,23 @@ def test_other_mart_settings_replay_every_day(tmp_path, monkeypatch):
     routing_mart.refresh(conn, START, END)
     monkeypatch.setattr(routing_mart, "SETTINGS", routing_mart.SETTINGS + ";another")
     assert routing_mart.refresh(conn, START, END).replayed_days == 2
+
+
+def test_a_day_is_replayed_in_bounded_chunks_with_the_rows_of_a_whole_replay(tmp_path, monkeypatch):
+    """Memory flat in the day's size: the mart never holds more than CHUNK_ROWS requests of a day at once,
+    and its rows are those of replaying each day's requests whole (chunk edges split the hot family too)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import generate
+
+    generate.generate(300, 2, tmp_path / "logs", seed=5)
+    conn = warehouse.prepare(duckdb.connect(":memory:"))
+    ingest.stage_logs(conn, tmp_path / "logs")
+    monkeypatch.setattr(routing_inputs, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(routing_inputs, "usage_requests", None)  # a whole day at once is not read
+    fed = []
+    real_feed = routing.Replayer.feed
+    monkeypatch.setattr(routing.Replayer, "feed", lambda self, requests, cards: fed.append(len(requests)) or real_feed(self, requests, cards))
+    assert routing_mart.refresh(conn, START, END).replayed_days == 2
+    assert max(fed) == 7 and sum(fed) == 6 * conn.execute("select count(*) from core.usage where prompt_tokens > 0").fetchall()[0][0]
+    monkeypatch.undo()
+    assert mart(conn) == full_recompute(conn) and len(mart(conn)) == 2 * 2 * 3

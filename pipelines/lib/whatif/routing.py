@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 POLICIES = ("round_robin", "prefix_hash", "prefix_hash_split_hot")
@@ -75,33 +75,137 @@ def card_of(family: str, cards: int) -> int:
     return int.from_bytes(hashlib.sha256(family.encode("utf-8")).digest()[:8], "big") % cards
 
 
+class CardAssigner:
+    """Cards of requests fed in arrival order, chunk by chunk, under one policy (see the module docstring).
+
+    ``family_counts``: requests per family over the whole replay (only ``prefix_hash_split_hot`` needs
+    them, to find the hot family before the first request). Raises ``ValueError`` for an unknown policy
+    or fewer than one card.
+    """
+
+    def __init__(self, cards: int, policy: str, family_counts: Mapping[str, int]):
+        if cards < 1:
+            raise ValueError(f"--cards must be at least 1, got {cards}")
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; use {', '.join(POLICIES)} or all")
+        self.cards, self.policy = cards, policy
+        self.homes: dict[str, int] = {}
+        self.hot: str | None = None
+        self.fed = self.hot_seen = 0
+        if policy == "prefix_hash_split_hot" and family_counts and cards > 1:
+            load: Counter = Counter()
+            for family, count in family_counts.items():
+                load[self._home(family)] += count
+            busiest = min(load, key=lambda c: (-load[c], c))
+            on_busiest = {f: n for f, n in family_counts.items() if self.homes[f] == busiest}
+            self.hot = min(on_busiest, key=lambda family: (-on_busiest[family], family))
+            self.other = min((c for c in range(cards) if c != self.homes[self.hot]), key=lambda c: (load[c], c))
+
+    def _home(self, family: str) -> int:
+        if family not in self.homes:
+            self.homes[family] = card_of(family, self.cards)
+        return self.homes[family]
+
+    def assign(self, requests: Sequence[Request]) -> list[int]:
+        """The card of each of ``requests``, the next ones in arrival order."""
+        if self.policy == "round_robin":
+            out = [(self.fed + i) % self.cards for i in range(len(requests))]
+        else:
+            out = [self._home(request.family) for request in requests]
+            if self.hot is not None:
+                for i, request in enumerate(requests):
+                    if request.family == self.hot:
+                        out[i] = self.other if self.hot_seen % 2 else out[i]
+                        self.hot_seen += 1
+        self.fed += len(requests)
+        return out
+
+
 def assign_cards(requests: Sequence[Request], cards: int, policy: str) -> list[int]:
     """The card of each request (in the given arrival order) under ``policy``; raises ``ValueError``
     for an unknown policy or fewer than one card."""
-    if cards < 1:
-        raise ValueError(f"--cards must be at least 1, got {cards}")
-    if policy == "round_robin":
-        return [i % cards for i in range(len(requests))]
-    if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; use {', '.join(POLICIES)} or all")
-    homes: dict[str, int] = {}
-    out = []
-    for request in requests:
-        if request.family not in homes:
-            homes[request.family] = card_of(request.family, cards)
-        out.append(homes[request.family])
-    if policy == "prefix_hash_split_hot" and requests and cards > 1:
-        load = Counter(out)
-        busiest = min(load, key=lambda c: (-load[c], c))
-        counts = Counter(r.family for r, card in zip(requests, out) if card == busiest)
-        hot = min(counts, key=lambda family: (-counts[family], family))
-        other = min((c for c in range(cards) if c != homes[hot]), key=lambda c: (load[c], c))
-        seen = 0
-        for i, request in enumerate(requests):
-            if request.family == hot:
-                out[i] = other if seen % 2 else homes[hot]
-                seen += 1
-    return out
+    return CardAssigner(cards, policy, Counter(r.family for r in requests)).assign(requests)
+
+
+class Replayer:
+    """The caches of ``cards`` cards replaying requests fed in arrival order, chunk by chunk (``feed``),
+    so a day's requests need not be held at once; ``result`` gives what a replay of all of them gives.
+
+    ``capacity_tokens``: each card's LRU cache size in tokens (None = infinite); raises ``ValueError``
+    for a non-positive capacity.
+    """
+
+    def __init__(self, cards: int, capacity_tokens: int | None = None):
+        if capacity_tokens is not None and capacity_tokens <= 0:
+            raise ValueError(f"cache capacity must be positive tokens, got {capacity_tokens}")
+        self.capacity_tokens = capacity_tokens
+        self.caches: list[OrderedDict] = [OrderedDict() for _ in range(cards)]
+        self.used = [0] * cards
+        self.card_requests = [0] * cards
+        self.card_prefill = [0] * cards
+        self.family_blocks: dict[Hashable, str] = {}
+        self.copies: Counter = Counter()
+        self.copies_max = self.reads = self.prompts = self.evicted = self.requests = 0
+
+    def feed(self, requests: Sequence[Request], assignment: Sequence[int]) -> None:
+        """Replay ``requests``, each on its card of ``assignment``, after those fed before."""
+        caches, used, card_requests, card_prefill = self.caches, self.used, self.card_requests, self.card_prefill
+        family_blocks, copies, capacity_tokens = self.family_blocks, self.copies, self.capacity_tokens
+        copies_max, reads, prompts, evicted = self.copies_max, self.reads, self.prompts, self.evicted
+        bounded = capacity_tokens is not None
+        for request, card in zip(requests, assignment):
+            cache = caches[card]
+            read = 0
+            for block, tokens in zip(request.blocks, request.block_tokens):
+                resident = cache.get(block)
+                if resident is None:
+                    break
+                read += min(tokens, resident)
+                if resident < tokens:
+                    break
+            if request.family_block is not None:
+                family_blocks.setdefault(request.family_block, request.family)
+            for block, tokens in zip(request.blocks, request.block_tokens):
+                resident = cache.get(block)
+                if resident is None:
+                    cache[block] = tokens
+                    used[card] += tokens
+                    family = family_blocks.get(block)
+                    if family is not None:
+                        copies[family] += 1
+                        copies_max = max(copies_max, copies[family])
+                else:
+                    if tokens > resident:
+                        cache[block] = tokens
+                        used[card] += tokens - resident
+                    if bounded:
+                        cache.move_to_end(block)
+            if bounded:
+                while used[card] > capacity_tokens:
+                    block, tokens = cache.popitem(last=False)
+                    used[card] -= tokens
+                    evicted += tokens
+                    family = family_blocks.get(block)
+                    if family is not None:
+                        copies[family] -= 1
+            reads += read
+            prompts += request.prompt_tokens
+            card_requests[card] += 1
+            card_prefill[card] += request.prompt_tokens - read
+        self.copies_max, self.reads, self.prompts, self.evicted = copies_max, reads, prompts, evicted
+        self.requests += len(requests)
+
+    def result(self) -> RoutingResult:
+        """What the requests fed so far give."""
+        prefill = self.prompts - self.reads
+        return RoutingResult(
+            token_hit_rate=self.reads / self.prompts if self.prompts else 0.0,
+            prefill_tokens=prefill,
+            busiest_card_request_share=max(self.card_requests) / self.requests if self.requests else 0.0,
+            busiest_card_prefill_share=max(self.card_prefill) / prefill if prefill else 0.0,
+            resident_copies_max=self.copies_max,
+            evicted_tokens=self.evicted,
+        )
 
 
 def replay(requests: Sequence[Request], cards: int, policy: str,
@@ -111,62 +215,6 @@ def replay(requests: Sequence[Request], cards: int, policy: str,
     ``capacity_tokens``: each card's LRU cache size in tokens (None = infinite). Raises
     ``ValueError`` for an unknown policy, fewer than one card or a non-positive capacity.
     """
-    if capacity_tokens is not None and capacity_tokens <= 0:
-        raise ValueError(f"cache capacity must be positive tokens, got {capacity_tokens}")
-    assignment = assign_cards(requests, cards, policy)
-    caches: list[OrderedDict] = [OrderedDict() for _ in range(cards)]
-    used = [0] * cards
-    card_requests = [0] * cards
-    card_prefill = [0] * cards
-    family_blocks: dict[Hashable, str] = {}
-    copies: Counter = Counter()
-    copies_max = reads = prompts = evicted = 0
-    bounded = capacity_tokens is not None
-    for request, card in zip(requests, assignment):
-        cache = caches[card]
-        read = 0
-        for block, tokens in zip(request.blocks, request.block_tokens):
-            resident = cache.get(block)
-            if resident is None:
-                break
-            read += min(tokens, resident)
-            if resident < tokens:
-                break
-        if request.family_block is not None:
-            family_blocks.setdefault(request.family_block, request.family)
-        for block, tokens in zip(request.blocks, request.block_tokens):
-            resident = cache.get(block)
-            if resident is None:
-                cache[block] = tokens
-                used[card] += tokens
-                family = family_blocks.get(block)
-                if family is not None:
-                    copies[family] += 1
-                    copies_max = max(copies_max, copies[family])
-            else:
-                if tokens > resident:
-                    cache[block] = tokens
-                    used[card] += tokens - resident
-                if bounded:
-                    cache.move_to_end(block)
-        if bounded:
-            while used[card] > capacity_tokens:
-                block, tokens = cache.popitem(last=False)
-                used[card] -= tokens
-                evicted += tokens
-                family = family_blocks.get(block)
-                if family is not None:
-                    copies[family] -= 1
-        reads += read
-        prompts += request.prompt_tokens
-        card_requests[card] += 1
-        card_prefill[card] += request.prompt_tokens - read
-    prefill = prompts - reads
-    return RoutingResult(
-        token_hit_rate=reads / prompts if prompts else 0.0,
-        prefill_tokens=prefill,
-        busiest_card_request_share=max(card_requests) / len(requests) if requests else 0.0,
-        busiest_card_prefill_share=max(card_prefill) / prefill if prefill else 0.0,
-        resident_copies_max=copies_max,
-        evicted_tokens=evicted,
-    )
+    replayer = Replayer(cards, capacity_tokens)
+    replayer.feed(requests, assign_cards(requests, cards, policy))
+    return replayer.result()

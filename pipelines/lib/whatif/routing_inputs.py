@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -27,6 +28,7 @@ from pipelines.lib.whatif.routing import Request
 
 DEFAULT_BLOCK_TOKENS = 512  # tokens per hash_ids block in Mooncake traces (FAST'25 trace README)
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
+CHUNK_ROWS = 200_000  # usage rows per chunk of a day's replay: about 60 MB of requests held at once
 
 
 @dataclass
@@ -115,10 +117,33 @@ def usage_requests(conn: duckdb.DuckDBPyConnection, start: date = date(1, 1, 1),
     out: dict[date, list[Request]] = {}
     for day, family, prompt, cacheable in conn.execute(statement("whatif/routing__usage_requests"),
                                                        {"start": start, "end": end}).fetchall():
-        blocks = (family,) if cacheable > 0 else ()
-        out.setdefault(day, []).append(Request(family=family, blocks=blocks, block_tokens=(cacheable,) if blocks else (),
-                                               prompt_tokens=prompt, family_block=family if blocks else None))
+        out.setdefault(day, []).append(_request(family, prompt, cacheable))
     return out
+
+
+def usage_request_chunks(conn: duckdb.DuckDBPyConnection, start: date, end: date,
+                         chunk_rows: int | None = None) -> Iterator[list[Request]]:
+    """The requests of ``usage_requests`` for the UTC days ``[start, end)``, in arrival order, in lists of
+    at most ``chunk_rows`` (default ``CHUNK_ROWS``): a day is replayed without holding its requests at once (memory flat in the
+    day's size). ``conn`` runs nothing else until the chunks are consumed."""
+    reader = conn.execute(statement("whatif/routing__usage_requests"), {"start": start, "end": end}
+                          ).fetch_record_batch(chunk_rows or CHUNK_ROWS)
+    for batch in reader:
+        columns = batch.to_pydict()
+        yield [_request(family, prompt, cacheable) for family, prompt, cacheable in
+               zip(columns["prefix_family"], columns["prompt_tokens"], columns["cacheable_tokens"])]
+
+
+def family_counts(conn: duckdb.DuckDBPyConnection, start: date, end: date) -> dict[str, int]:
+    """Requests per family among the requests of ``usage_requests`` for the UTC days ``[start, end)``."""
+    return dict(conn.execute(statement("whatif/routing__family_counts"), {"start": start, "end": end}).fetchall())
+
+
+def _request(family: str, prompt: int, cacheable: int) -> Request:
+    """A usage row as a request: one block, the family's cacheable span (none when nothing was cacheable)."""
+    blocks = (family,) if cacheable > 0 else ()
+    return Request(family=family, blocks=blocks, block_tokens=(cacheable,) if blocks else (),
+                   prompt_tokens=prompt, family_block=family if blocks else None)
 
 
 def staged_usage_requests(root: Path, follow_symlinks: bool = False) -> dict[date, list[Request]]:

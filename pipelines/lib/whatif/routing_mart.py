@@ -11,6 +11,8 @@ settings with the digest recorded in ``stage.whatif_routing_inputs`` when the da
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -43,19 +45,29 @@ def routing_rows(by_day: dict) -> pa.Table:
     """Rows of ``marts.whatif_routing`` for each day's requests: every policy over each of ``MART_CARDS``."""
     rows = []
     for day, requests in sorted(by_day.items()):
-        prompt = sum(r.prompt_tokens for r in requests)
-        for cards in MART_CARDS:
-            for policy in routing.POLICIES:
-                result = routing.replay(requests, cards, policy).as_dict()
-                rows.append({"day": day, "policy": policy, "cards": cards, "requests": len(requests),
-                             "prompt_tokens": prompt, **result})
+        rows += day_rows(day, [requests], Counter(r.family for r in requests))
     return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+def day_rows(day: date, chunks: Iterable[Sequence[routing.Request]], family_counts: Mapping[str, int]) -> list[dict]:
+    """The mart's rows of one day whose requests come in ``chunks`` (in arrival order; read once, each
+    chunk fed to every policy and card count, so only one chunk is held at a time)."""
+    replays = [(cards, policy, routing.CardAssigner(cards, policy, family_counts), routing.Replayer(cards))
+               for cards in MART_CARDS for policy in routing.POLICIES]
+    requests = prompt = 0
+    for chunk in chunks:
+        requests += len(chunk)
+        prompt += sum(r.prompt_tokens for r in chunk)
+        for _, _, assigner, replayer in replays:
+            replayer.feed(chunk, assigner.assign(chunk))
+    return [{"day": day, "policy": policy, "cards": cards, "requests": requests, "prompt_tokens": prompt,
+             **replayer.result().as_dict()} for cards, policy, _, replayer in replays]
 
 
 def refresh(conn: duckdb.DuckDBPyConnection, start: date, end: date) -> Refreshed:
     """Bring the rows of the UTC days ``[start, end)`` of marts.whatif_routing up to date, in one transaction.
 
-    Replays (``routing_rows``) only the days whose inputs or ``SETTINGS`` differ from those recorded at
+    Replays (``day_rows``, day by day) only the days whose inputs or ``SETTINGS`` differ from those recorded at
     their last replay (or were never replayed); removes the rows of days left without usage rows; the
     other days keep their stored rows, which a replay would give again.
     """
@@ -67,10 +79,12 @@ def refresh(conn: duckdb.DuckDBPyConnection, start: date, end: date) -> Refreshe
                                              {"start": start, "end": end}).fetchall()}
     stale = sorted(day for day, digest in inputs.items() if recorded.get(day) != digest or day not in stored)
     removed = sorted((set(recorded) | stored) - set(inputs))
-    by_day: dict = {}
-    for day in stale:
-        by_day.update(routing_inputs.usage_requests(conn, day, date.fromordinal(day.toordinal() + 1)))
-    table = routing_rows(by_day)
+    rows = []
+    for day in stale:  # day by day, chunk by chunk: memory flat in the window's and the day's size
+        after = date.fromordinal(day.toordinal() + 1)
+        rows += day_rows(day, routing_inputs.usage_request_chunks(conn, day, after),
+                          routing_inputs.family_counts(conn, day, after))
+    table = pa.Table.from_pylist(rows, schema=SCHEMA)
     done = pa.table({"day": pa.array(stale, pa.date32()), "inputs": pa.array([inputs[d] for d in stale], pa.string())})
     days = {"days": stale + removed}
     with transaction(conn):
