@@ -10,6 +10,7 @@ waits up to ``wait_seconds`` for it, then stops with a one-line ``WarehouseBusyE
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -131,8 +132,28 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]
         detail = root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"
-        raise PipelineError(f"{what} failed: {detail}")
+        raise PipelineError(f"{what} failed: {detail}{failed_check_details(result.get_asset_check_evaluations())}")
     return sum(event.is_step_up_for_retry for event in result.all_events)
+
+
+def failed_check_details(evaluations: list) -> str:
+    """One line per failed blocking check: its asset, name, violation count and ``offending`` examples.
+
+    ``evaluations``: Dagster ``AssetCheckEvaluation`` objects of a run. Returns "" when none failed with
+    ERROR severity (the message then ends with the step's cause alone).
+    """
+    lines = []
+    for evaluation in evaluations:
+        if evaluation.passed or evaluation.severity != dg.AssetCheckSeverity.ERROR:
+            continue
+        metadata = evaluation.metadata
+        line = f"\n  {evaluation.asset_key.to_user_string()} {evaluation.check_name}"
+        if "violations" in metadata:
+            line += f": {metadata['violations'].value} violations ({metadata['predicate'].value})"
+        if "offending" in metadata:
+            line += f"; for instance {json.dumps(metadata['offending'].value)}"
+        lines.append(line)
+    return "".join(lines)
 
 
 @contextmanager

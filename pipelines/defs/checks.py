@@ -6,6 +6,8 @@ Great Expectations on pandas batches of the window (``lib/expectations.py``). Ob
 into the check metadata.
 """
 
+import json
+
 import dagster as dg
 import duckdb
 
@@ -29,12 +31,20 @@ def distribution_spec(asset_key: list[str], name: str, description: str) -> dg.A
 
 def invariant(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, sql_name: str,
               params: dict) -> dg.AssetCheckResult:
-    """Run ``sql/checks/<sql_name>.sql``; passes when it counts 0 violations."""
+    """Run ``sql/checks/<sql_name>.sql``; passes when it counts 0 violations.
+
+    The statement returns one row: ``violations`` first, then optionally ``offending``, a JSON list of
+    examples (kept in the metadata, and shown by the CLI when a blocking check fails).
+    """
     text = statement(f"checks/{sql_name}")
-    violations = conn.execute(text, params_for(text, params)).fetchall()[0][0]
-    return dg.AssetCheckResult(check_name=name, asset_key=dg.AssetKey(asset_key), passed=violations == 0,
-                               severity=dg.AssetCheckSeverity.ERROR,
-                               metadata={"violations": int(violations), "predicate": f"sql/checks/{sql_name}.sql"})
+    cursor = conn.execute(text, params_for(text, params))
+    row = cursor.fetchall()[0]
+    columns = [d[0] for d in cursor.description]
+    metadata = {"violations": int(row[0]), "predicate": f"sql/checks/{sql_name}.sql"}
+    if "offending" in columns:
+        metadata["offending"] = dg.MetadataValue.json(json.loads(row[columns.index("offending")]))
+    return dg.AssetCheckResult(check_name=name, asset_key=dg.AssetKey(asset_key), passed=row[0] == 0,
+                               severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)
 
 
 def distribution(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, sql: str, params: dict,

@@ -149,3 +149,40 @@ def test_distribution_checks_pass_on_every_supported_format(tmp_path):
                                 selection=dg.AssetSelection.assets(*[dg.AssetKey(k) for k in keys]), partition_key=partition)
         failed = [(e.check_name, e.metadata) for e in result.get_asset_check_evaluations() if not e.passed]
         assert not failed, failed
+
+
+def test_the_accounting_check_names_the_files_that_do_not_add_up_and_by_how_much(db):
+    with duckdb.connect(str(db)) as conn:
+        (name, rows_in), *_ = conn.execute("select source_file, rows_in from stage.files order by 1").fetchall()
+        conn.execute("delete from core.usage where rowid in (select rowid from core.usage where source_file = ? limit 2)",
+                     [name])
+        result = checks.invariant(conn, ["x"], "rows_in_equal_accepted_plus_quarantined", "files__rows_do_not_add_up", {})
+    assert not result.passed and result.metadata["violations"].value == 1
+    assert result.metadata["offending"].value == [{
+        "source_file": name, "rows_in": rows_in, "rows_accepted": rows_in, "rows_quarantined": 0,
+        "usage_rows": rows_in - 2, "quarantine_rows": 0}]
+
+
+def test_a_run_stopped_by_a_blocking_check_says_which_check_and_its_examples(tmp_path, monkeypatch):
+    from pipelines import runner
+    from pipelines.lib import sql
+    from tests.conftest import REPO, write_jsonl
+
+    line = (REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl").read_text().splitlines()[0]
+    write_jsonl(tmp_path / "logs" / "one.jsonl", [line])
+    runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", None)
+    real = sql.statement
+
+    def undercounting(name):  # the accounting predicate as if core.usage had lost the file's row
+        text = real(name)
+        return text.replace("from core.usage group by all", "from core.usage where false group by all") \
+            if name == "checks/files__rows_do_not_add_up" else text
+
+    monkeypatch.setattr(checks, "statement", undercounting)
+    with pytest.raises(runner.PipelineError) as stopped:
+        runner.run_pipeline(instance=dg.DagsterInstance.ephemeral())
+    message = str(stopped.value)
+    assert message.startswith("ingest and pricing failed: 1 blocking asset check failed")
+    assert ("stage/files rows_in_equal_accepted_plus_quarantined: 1 violations (sql/checks/files__rows_do_not_add_up.sql); "
+            'for instance [{"source_file": "one.jsonl", "rows_in": 1, "rows_accepted": 1, "rows_quarantined": 0, '
+            '"usage_rows": 0, "quarantine_rows": 0}]') in message
