@@ -149,7 +149,8 @@ def failed_check_details(evaluations: list) -> str:
         metadata = evaluation.metadata
         line = f"\n  {evaluation.asset_key.to_user_string()} {evaluation.check_name}"
         if "violations" in metadata:
-            line += f": {metadata['violations'].value} violations ({metadata['predicate'].value})"
+            count = metadata["violations"].value
+            line += f": {count} violation{'' if count == 1 else 's'} ({metadata['predicate'].value})"
         if "offending" in metadata:
             line += f"; for instance {json.dumps(metadata['offending'].value)}"
         lines.append(line)

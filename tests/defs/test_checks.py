@@ -183,6 +183,6 @@ def test_a_run_stopped_by_a_blocking_check_says_which_check_and_its_examples(tmp
         runner.run_pipeline(instance=dg.DagsterInstance.ephemeral())
     message = str(stopped.value)
     assert message.startswith("ingest and pricing failed: 1 blocking asset check failed")
-    assert ("stage/files rows_in_equal_accepted_plus_quarantined: 1 violations (sql/checks/files__rows_do_not_add_up.sql); "
+    assert ("stage/files rows_in_equal_accepted_plus_quarantined: 1 violation (sql/checks/files__rows_do_not_add_up.sql); "
             'for instance [{"source_file": "one.jsonl", "rows_in": 1, "rows_accepted": 1, "rows_quarantined": 0, '
             '"usage_rows": 0, "quarantine_rows": 0}]') in message
