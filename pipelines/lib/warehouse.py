@@ -311,22 +311,6 @@ def settle(conn: duckdb.DuckDBPyConnection) -> None:
         conn.execute("checkpoint")
 
 
-def refresh_statistics(conn: duckdb.DuckDBPyConnection, tables: list[str]) -> None:
-    """``ANALYZE`` each of ``tables`` (qualified names) of a DuckDB warehouse file after its rows were replaced.
-
-    Measured here (DuckDB 1.5.5, 20M usage rows over four days): after the price book's delete and
-    insert of the same ``core.prices`` rows, the planner's estimates made the window's 20M usage rows the
-    build side of the pricing join (``sql/costs/usage_costs__insert_window.sql``: LEFT became RIGHT), and
-    repricing the four days ran out of the 1 GB memory limit; ``ANALYZE`` (or ``VACUUM``) of the table
-    gives back the plan that priced them. A checkpoint does not. A partial fix: at 300,000 requests a
-    second run flips the same join for another reason, which no ``ANALYZE`` undoes (``bench/README.md``).
-    DuckLake catalogs are left alone.
-    """
-    if not _is_lake(conn):
-        for table in tables:
-            conn.execute(f"analyze {table}")
-
-
 def _is_lake(conn: duckdb.DuckDBPyConnection) -> bool:
     """Whether ``conn``'s default database is the DuckLake catalog ``lake.attach`` attached (``lake.ALIAS``)."""
     return conn.execute("select current_database()").fetchone()[0] == lake.ALIAS

@@ -15,49 +15,26 @@
 -- ratio (rounded to 1e-12 USD) and no_cache_cost_usd = cost_usd + savings_usd. docs/focus.md.
 insert into core.usage_costs by name
 with
--- not materialized: three readers each take the few columns they need from the table scan (a
--- materialized copy of every window row cost more than scanning three times: 6.8 s vs 5.2 s at 5M)
+-- not materialized: the join below takes the few columns it needs from the table scan
 usage_window as not materialized (
     select
         u.*,
         (u.ts at time zone 'UTC')::time as utc_time,
-        coalesce(u.tier_prompt_tokens, u.prompt_tokens) as tier_prompt,
-        lower(u.model) as model_lower,
-        case
-            when u.is_batch then 'batch'
-            when u.service_tier in ('priority', 'flex') then u.service_tier
-            else 'standard'
-        end as wanted_variant
+        coalesce(u.tier_prompt_tokens, u.prompt_tokens) as tier_prompt
     from core.usage u
     where u.day >= $start and u.day < $end
 ),
--- the price choice is made per distinct (provider, model, day, variant) key, of which a day has few,
--- rather than per request: each key's candidate rows are listed best first, and a request takes the
--- first whose long-context tier and time-of-day window hold it
-price_keys as (
-    select distinct provider, price_model, day, wanted_variant from usage_window
-),
-candidate_lists as (
-    select
-        k.provider, k.price_model, k.day, k.wanted_variant,
-        list(p order by p.priority desc, (p.price_variant = k.wanted_variant) desc, p.precedence desc,
-                        p.effective_from desc, p.tier_start_tokens desc) as candidates
-    from price_keys k
-    join core.prices p
-        on p.provider = k.provider
-        and p.price_model = k.price_model
-        and p.effective_from <= k.day
-        and p.price_variant in ('standard', k.wanted_variant)
-    group by all
-),
+-- each request takes its key's price choices from the temp table price_choices, built just before from
+-- the same window (sql/costs/price_choices__create.sql, which says why it is a table of its own)
 chosen as (
     select
         u.*,
+        pc.min_prompt_tokens,
         -- a key whose best candidate has no long-context tier and no time-of-day window prices every
         -- request of the key with it (the common case): no per-row filter over its list
         case
-            when c.candidates[1].tier_start_tokens = 0 and c.candidates[1].utc_time_from is null then c.candidates[1]
-            else list_filter(c.candidates, lambda price:
+            when pc.candidates[1].tier_start_tokens = 0 and pc.candidates[1].utc_time_from is null then pc.candidates[1]
+            else list_filter(pc.candidates, lambda price:
                 (price.tier_start_tokens = 0 or u.tier_prompt > price.tier_start_tokens)
                 and (
                     price.utc_time_from is null
@@ -66,21 +43,13 @@ chosen as (
                 ))[1]
         end as c
     from usage_window u
-    left join candidate_lists c using (provider, price_model, day, wanted_variant)
-),
-minimum_keys as (
-    select distinct provider, price_model, model_lower from usage_window
-),
-minimums as (
-    -- the most specific cache-minimum fact per (provider, model): the longest matching model prefix
-    select
-        k.provider, k.price_model, k.model_lower,
-        arg_max(m.min_prompt_tokens, length(m.model_prefix)) as min_prompt_tokens
-    from minimum_keys k
-    join core.cache_minimums m
-        on m.provider = k.provider
-        and (coalesce(k.price_model, '') like m.model_prefix || '%' or coalesce(k.model_lower, '') like m.model_prefix || '%')
-    group by all
+    left join price_choices pc
+        on pc.provider = u.provider
+        and pc.day = u.day
+        and pc.price_model is not distinct from u.price_model
+        and pc.is_batch is not distinct from u.is_batch
+        and pc.service_tier is not distinct from u.service_tier
+        and pc.model is not distinct from u.model
 ),
 priced as (
     select
@@ -93,7 +62,6 @@ priced as (
         u.c.cache_write_1h_per_mtok,
         u.c.output_per_mtok,
         u.c.price_source,
-        mn.min_prompt_tokens,
         case
             when u.model is null then 'no model in the log or source.yaml'
             when u.c is null then 'no price for ' || u.provider || ' model ' || u.model || ' (catalogue id '
@@ -106,10 +74,6 @@ priced as (
             when u.prompt_tokens - u.uncached_input_tokens > 0 and u.c.input_per_mtok is null then 'no input price for the no-cache cost'
         end as unpriced_reason
     from chosen u
-    left join minimums mn
-        on mn.provider = u.provider
-        and mn.price_model is not distinct from u.price_model
-        and mn.model_lower is not distinct from u.model_lower
 ),
 costed as (
     select

@@ -9,6 +9,7 @@ from pipelines.defs.daily import daily_asset, rebuild_window
 from pipelines.defs.partitions import window_label, window_params
 from pipelines.defs.pricing.assets import CACHE_MINIMUMS, PRICES
 from pipelines.defs.resources import warehouse_connection
+from pipelines.lib.sql import statement
 
 
 KEY = ["core", "usage_costs"]
@@ -20,12 +21,19 @@ KEY = ["core", "usage_costs"]
     checks.distribution_spec(KEY, "cost_distributions", "costs non-negative and plausible per request (Great Expectations)"),
 ])
 def core_usage_costs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    """Price the window's usage rows set-wise (``sql/costs/usage_costs__insert_window.sql``); USD DECIMAL."""
+    """Price the window's usage rows set-wise (``sql/costs/usage_costs__insert_window.sql``); USD DECIMAL.
+
+    The window's price choices per pricing key go to a temp table first
+    (``sql/costs/price_choices__create.sql``), so the pricing join builds its hash table over the keys,
+    never over the usage rows, whatever the planner's estimates.
+    """
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
+        conn.execute(statement("costs/price_choices__create"), params)
         rows = rebuild_window(context, conn, "costs/usage_costs", "core.usage_costs",
                               "count(*) filter (where not priced) as unpriced_rows, "
                               "coalesce(sum(cost_usd), 0) as cost_usd, coalesce(sum(savings_usd), 0) as savings_usd", params)
+        conn.execute("drop table price_choices")
         reasons = conn.execute(
             "select unpriced_reason, count(*) from core.usage_costs where day >= $start and day < $end "
             "and not priced group by 1 order by 2 desc limit 10", params).fetchall()

@@ -10,7 +10,7 @@ from dagster_duckdb import DuckDBResource
 from pipelines.defs.catalog import table_spec
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import prices, warehouse
+from pipelines.lib import prices
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
 
@@ -48,7 +48,6 @@ def price_book(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settin
                     conn.execute(statement("core/pending_days__insert_all"))  # every staged day is repriced
         finally:
             conn.unregister("prices_in")
-        warehouse.refresh_statistics(conn, ["core.prices", "core.cache_minimums"])
         minimums = conn.execute("select count(*) from core.cache_minimums").fetchall()[0][0]
     yield dg.MaterializeResult(asset_key=PRICES, metadata={
         "dagster/row_count": table.num_rows, "catalogue": prices.catalogue_source(),

@@ -1,0 +1,70 @@
+-- The window's price choices: one row per distinct pricing key of core.usage in [$start, $end)
+-- (provider, price_model, day, is_batch, service_tier, model, nulls equal), with that key's candidate
+-- price rows best first and its minimum cacheable prompt. A day has few keys (tens to hundreds, not one
+-- per request). sql/costs/usage_costs__insert_window.sql joins every usage row of the window to its key.
+--
+-- Why a table of its own: the planner picks a hash join's build side by estimated rows, and the
+-- estimate of keys derived from the usage rows (a DISTINCT over them) is about the usage rows' own
+-- count, so inside one statement a routine rewrite of core.prices or a few more row versions in
+-- core.usage tipped it into building the hash table over the window's usage rows (measured at 20M
+-- usage rows over four days: LEFT became RIGHT and repricing them ran out of the 1 GB memory limit;
+-- on the bundled fixtures a second run did the same). A table's estimate is its row count, so the
+-- keys stay the build side (tests/defs/test_pricing_plan.py).
+--
+-- Columns: the six key columns as in core.usage; candidates LIST(STRUCT) of core.prices rows (null
+-- when no price row matches the key: the request stays unpriced); min_prompt_tokens BIGINT, tokens
+-- (null when no cache-minimum fact matches). Price choice order: ARCHITECTURE section 4.
+create or replace temp table price_choices as
+with
+usage_keys as (
+    select distinct provider, price_model, day, is_batch, service_tier, model
+    from core.usage
+    where day >= $start and day < $end
+),
+keyed as (
+    select
+        k.*,
+        lower(k.model) as model_lower,
+        case
+            when k.is_batch then 'batch'
+            when k.service_tier in ('priority', 'flex') then k.service_tier
+            else 'standard'
+        end as wanted_variant
+    from usage_keys k
+),
+-- each key's candidate rows best first; a request takes the first whose long-context tier and
+-- time-of-day window hold it
+candidate_lists as (
+    select
+        k.provider, k.price_model, k.day, k.wanted_variant,
+        list(p order by p.priority desc, (p.price_variant = k.wanted_variant) desc, p.precedence desc,
+                        p.effective_from desc, p.tier_start_tokens desc) as candidates
+    from (select distinct provider, price_model, day, wanted_variant from keyed) k
+    join core.prices p
+        on p.provider = k.provider
+        and p.price_model = k.price_model
+        and p.effective_from <= k.day
+        and p.price_variant in ('standard', k.wanted_variant)
+    group by all
+),
+minimums as (
+    -- the most specific cache-minimum fact per (provider, model): the longest matching model prefix
+    select
+        k.provider, k.price_model, k.model_lower,
+        arg_max(m.min_prompt_tokens, length(m.model_prefix)) as min_prompt_tokens
+    from (select distinct provider, price_model, model_lower from keyed) k
+    join core.cache_minimums m
+        on m.provider = k.provider
+        and (coalesce(k.price_model, '') like m.model_prefix || '%' or coalesce(k.model_lower, '') like m.model_prefix || '%')
+    group by all
+)
+select
+    k.provider, k.price_model, k.day, k.is_batch, k.service_tier, k.model,
+    c.candidates,
+    mn.min_prompt_tokens
+from keyed k
+left join candidate_lists c using (provider, price_model, day, wanted_variant)
+left join minimums mn
+    on mn.provider = k.provider
+    and mn.price_model is not distinct from k.price_model
+    and mn.model_lower is not distinct from k.model_lower;
