@@ -223,3 +223,25 @@ def test_the_pending_days_sensor_says_what_is_wrong_with_the_warehouse(tmp_path,
         assert tick().startswith(f"the warehouse is held by PID {holder.pid} (")  # DuckDB names the executable
     finally:
         holder.communicate("")
+
+
+def test_a_run_out_of_duckdb_memory_names_the_setting_that_raises_the_limit(tmp_path, monkeypatch):
+    import shutil
+
+    from pipelines import runner
+    from tests.conftest import REPO
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(REPO / "fixtures" / "demo_logs" / "usage-2026-11-18.jsonl.gz", logs)
+    # 30MB is below one block DuckDB allocates while staging (measured: a 30.5 MiB block)
+    monkeypatch.setenv("CACHEMETER_MEMORY_LIMIT", "30MB")
+    try:
+        run_pipeline(tmp_path, logs)
+    except runner.PipelineError as stopped:
+        message = str(stopped)
+    else:
+        raise AssertionError("the run did not run out of its 30MB memory limit")
+    assert message.startswith("ingest and pricing failed: Out of Memory Error: ")
+    assert "CACHEMETER_MEMORY_LIMIT=30MB: run again with a larger one" in message
+    assert "SET memory_limit" not in message and "\n" not in message  # DuckDB's SET advice is left out

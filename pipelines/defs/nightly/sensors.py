@@ -92,12 +92,23 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
 def root_cause(error) -> str:
     """The message of the first non-Dagster error in a step failure's chain: cachemeter's own error
     (which names the file, line and fix) rather than the low-level exception it wraps, without the
-    exception's qualified class name Dagster puts in front of it."""
+    exception's qualified class name Dagster puts in front of it.
+
+    DuckDB's out-of-memory error lists ``SET`` statements a cachemeter user cannot type; its first line is
+    kept and the setting that raises the limit named instead (``OUT_OF_MEMORY_HINT``).
+    """
     while error.cls_name.startswith("Dagster") and getattr(error, "cause", None) is not None:
         error = error.cause
     message = error.message.strip()
     qualified_name, separator, text = message.partition(": ")
-    return text if separator and qualified_name.rsplit(".", 1)[-1] == error.cls_name else message
+    message = text if separator and qualified_name.rsplit(".", 1)[-1] == error.cls_name else message
+    if error.cls_name == "OutOfMemoryException":
+        return message.splitlines()[0] + OUT_OF_MEMORY_HINT.format(limit=warehouse.configured_memory_limit())
+    return message
+
+
+OUT_OF_MEMORY_HINT = (" (DuckDB's memory limit, CACHEMETER_MEMORY_LIMIT={limit}: run again with a larger one "
+                      "that the machine's free memory holds, e.g. CACHEMETER_MEMORY_LIMIT=4GB)")
 
 
 def _notify(settings: CachemeterSettings, text: str, fields: dict) -> str:
