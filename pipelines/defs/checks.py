@@ -11,6 +11,7 @@ import json
 import dagster as dg
 import duckdb
 
+from pipelines.defs.partitions import window_days
 from pipelines.lib import expectations
 from pipelines.lib.providers import PROVIDERS
 from pipelines.lib.sql import params_for, statement
@@ -30,21 +31,32 @@ def distribution_spec(asset_key: list[str], name: str, description: str) -> dg.A
 
 
 def invariant(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, sql_name: str,
-              params: dict) -> dg.AssetCheckResult:
+              params: dict, by_day: bool = False) -> dg.AssetCheckResult:
     """Run ``sql/checks/<sql_name>.sql``; passes when it counts 0 violations.
 
     The statement returns one row: ``violations`` first, then optionally ``offending``, a JSON list of
-    examples (kept in the metadata, and shown by the CLI when a blocking check fails).
+    examples (kept in the metadata, at most ``OFFENDING_EXAMPLES``, and shown by the CLI when a blocking
+    check fails). With ``by_day`` it runs once per day of the window (``daily.window_days``, for a
+    predicate whose violations are each within one day) and the counts and examples are summed.
     """
     text = statement(f"checks/{sql_name}")
-    cursor = conn.execute(text, params_for(text, params))
-    row = cursor.fetchall()[0]
-    columns = [d[0] for d in cursor.description]
-    metadata = {"violations": int(row[0]), "predicate": f"sql/checks/{sql_name}.sql"}
-    if "offending" in columns:
-        metadata["offending"] = dg.MetadataValue.json(json.loads(row[columns.index("offending")]))
-    return dg.AssetCheckResult(check_name=name, asset_key=dg.AssetKey(asset_key), passed=row[0] == 0,
+    violations, offending, has_offending = 0, [], False
+    for day_params in window_days(params) if by_day else [params]:
+        cursor = conn.execute(text, params_for(text, day_params))
+        row = cursor.fetchall()[0]
+        columns = [d[0] for d in cursor.description]
+        violations += int(row[0])
+        if "offending" in columns:
+            has_offending = True
+            offending += json.loads(row[columns.index("offending")])
+    metadata = {"violations": violations, "predicate": f"sql/checks/{sql_name}.sql"}
+    if has_offending:
+        metadata["offending"] = dg.MetadataValue.json(offending[:OFFENDING_EXAMPLES])
+    return dg.AssetCheckResult(check_name=name, asset_key=dg.AssetKey(asset_key), passed=violations == 0,
                                severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)
+
+
+OFFENDING_EXAMPLES = 5  # as many as each predicate lists (sql/checks/files__rows_do_not_add_up.sql)
 
 
 def distribution(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, sql: str, params: dict,

@@ -7,7 +7,7 @@ import dagster as dg
 import duckdb
 
 from pipelines.defs.catalog import table_spec
-from pipelines.defs.partitions import daily_partitions
+from pipelines.defs.partitions import daily_partitions, window_days
 from pipelines.lib import faults
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
@@ -51,28 +51,32 @@ def add_day_metadata(context: dg.AssetExecutionContext, cursor: duckdb.DuckDBPyC
 
 
 def replace_window(conn: duckdb.DuckDBPyConnection, delete_sql: str, insert_sql: str,
-                   params: dict, insert_params: dict | None = None) -> None:
+                   params: dict, insert_params: dict | None = None, by_day: bool = False) -> None:
     """Delete the window's rows and insert them again in one transaction (idempotent partitions).
 
-    ``delete_sql`` / ``insert_sql`` name files under ``sql/``; on any error the transaction is
-    rolled back, so readers never see a half-written day, and the error is raised again.
+    ``delete_sql`` / ``insert_sql`` name files under ``sql/``; with ``by_day`` the insert runs once per
+    day of the window (``window_days``: for a statement whose every day's rows depend on that day's rows
+    alone). On any error the transaction is rolled back, so readers never see a half-written day, and
+    the error is raised again.
     """
     with transaction(conn):
         conn.execute(statement(delete_sql), params)
         faults.maybe_die(f"window:{insert_sql}")
-        conn.execute(statement(insert_sql), insert_params or params)
+        for day_params in window_days(insert_params or params) if by_day else [insert_params or params]:
+            conn.execute(statement(insert_sql), day_params)
 
 
 def rebuild_window(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, sql: str, table: str,
-                   figures: str, params: dict, insert_params: dict | None = None) -> int:
+                   figures: str, params: dict, insert_params: dict | None = None, by_day: bool = False) -> int:
     """Rebuild the window's rows of ``table`` and give each day of the window its own figures.
 
     ``sql`` names the pair ``sql/<sql>__delete_window.sql`` / ``__insert_window.sql`` run by
     ``replace_window``; ``figures`` is the select list of per-day aggregates of ``table`` that follows
     ``count(*) as rows`` (e.g. ``"coalesce(sum(ttft_requests), 0) as ttft_requests"``), shown by
-    ``add_day_metadata``. Returns the window's row count; errors are ``replace_window``'s.
+    ``add_day_metadata``; ``by_day`` as for ``replace_window``. Returns the window's row count; errors
+    are ``replace_window``'s.
     """
-    replace_window(conn, f"{sql}__delete_window", f"{sql}__insert_window", params, insert_params)
+    replace_window(conn, f"{sql}__delete_window", f"{sql}__insert_window", params, insert_params, by_day)
     return add_day_metadata(context, conn.execute(
         f"select day, count(*) as rows, {figures} from {table} where day >= $start and day < $end group by day",
         params), params)

@@ -88,8 +88,24 @@ def test_each_invariant_fails_when_its_rule_is_broken(db, name, predicate, damag
         assert checks.invariant(conn, ["x"], name, predicate, WINDOW).passed
         conn.execute(damage)
         broken = checks.invariant(conn, ["x"], name, predicate, WINDOW)
+        if predicate in BY_DAY:  # the assets run these day by day: the same count either way
+            day_by_day = checks.invariant(conn, ["x"], name, predicate, WINDOW, by_day=True)
+            assert (day_by_day.passed, day_by_day.metadata["violations"].value) == (False, broken.metadata["violations"].value)
     assert not broken.passed and broken.metadata["violations"].value >= 1
     assert broken.severity == dg.AssetCheckSeverity.ERROR
+
+
+# the predicates the assets run once per day of their window (checks.invariant(by_day=True))
+BY_DAY = {"usage_costs__rows_not_priced_once", "usage_costs__cost_not_tokens_times_prices",
+          "daily_savings__totals_differ_from_line_items"}
+
+
+def test_a_check_run_day_by_day_counts_every_day_of_the_window(db):
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("delete from core.usage_costs where request_id in ('2026-11-03-5', '2026-11-09-1', '2026-11-09-2')")
+        result = checks.invariant(conn, ["x"], "priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once",
+                                  WINDOW, by_day=True)
+    assert result.metadata["violations"].value == 3 and not result.passed
 
 
 def test_distribution_check_warns_with_the_unexpected_values(db):
