@@ -102,7 +102,7 @@ def test_a_small_insert_into_the_lake_keeps_every_bit_of_a_double(tmp_path):
 
     # DuckLake 1.0 inlines inserts of up to 10 rows into its catalog by default, where a DOUBLE read back
     # one ulp off (measured: 134/145 came back as 0.9241379310344828); lake.attach turns inlining off
-    conn = lake.attach(duckdb.connect(), f"ducklake:{tmp_path / 'c.ducklake'}")
+    conn = lake.attach(duckdb.connect(), f"ducklake:{tmp_path / 'c.ducklake'}", data_path=str(tmp_path / "files"))
     conn.execute("create table rates as select 134::hugeint / 145::hugeint as rate")
     assert conn.execute("select rate from rates").fetchone()[0] == 134 / 145 == 0.9241379310344827
-    assert list((tmp_path / "c.ducklake.files").rglob("*.parquet"))  # written to Parquet, not the catalog
+    assert list((tmp_path / "files").rglob("*.parquet"))  # written to Parquet, not the catalog
