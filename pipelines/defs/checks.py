@@ -11,7 +11,7 @@ import json
 import dagster as dg
 import duckdb
 
-from pipelines.defs.partitions import window_days
+from pipelines.defs.partitions import window_parts
 from pipelines.lib import expectations
 from pipelines.lib.providers import PROVIDERS
 from pipelines.lib.sql import params_for, statement
@@ -31,18 +31,18 @@ def distribution_spec(asset_key: list[str], name: str, description: str) -> dg.A
 
 
 def invariant(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, sql_name: str,
-              params: dict, by_day: bool = False) -> dg.AssetCheckResult:
+              params: dict, in_parts: bool = False) -> dg.AssetCheckResult:
     """Run ``sql/checks/<sql_name>.sql``; passes when it counts 0 violations.
 
     The statement returns one row: ``violations`` first, then optionally ``offending``, a JSON list of
     examples (kept in the metadata, at most ``OFFENDING_EXAMPLES``, and shown by the CLI when a blocking
-    check fails). With ``by_day`` it runs once per day of the window (``daily.window_days``, for a
-    predicate whose violations are each within one day) and the counts and examples are summed.
+    check fails). With ``in_parts`` it runs once per part of the window (``partitions.window_parts``, for
+    a predicate whose violations are each within one day) and the counts and examples are summed.
     """
     text = statement(f"checks/{sql_name}")
     violations, offending, has_offending = 0, [], False
-    for day_params in window_days(params) if by_day else [params]:
-        cursor = conn.execute(text, params_for(text, day_params))
+    for part in window_parts(conn, params) if in_parts else [params]:
+        cursor = conn.execute(text, params_for(text, part))
         row = cursor.fetchall()[0]
         columns = [d[0] for d in cursor.description]
         violations += int(row[0])

@@ -7,7 +7,7 @@ import dagster as dg
 import duckdb
 
 from pipelines.defs.catalog import table_spec
-from pipelines.defs.partitions import daily_partitions, window_days
+from pipelines.defs.partitions import daily_partitions, window_parts
 from pipelines.lib import faults
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
@@ -51,32 +51,32 @@ def add_day_metadata(context: dg.AssetExecutionContext, cursor: duckdb.DuckDBPyC
 
 
 def replace_window(conn: duckdb.DuckDBPyConnection, delete_sql: str, insert_sql: str,
-                   params: dict, insert_params: dict | None = None, by_day: bool = False) -> None:
+                   params: dict, insert_params: dict | None = None, in_parts: bool = False) -> None:
     """Delete the window's rows and insert them again in one transaction (idempotent partitions).
 
-    ``delete_sql`` / ``insert_sql`` name files under ``sql/``; with ``by_day`` the insert runs once per
-    day of the window (``window_days``: for a statement whose every day's rows depend on that day's rows
-    alone). On any error the transaction is rolled back, so readers never see a half-written day, and
+    ``delete_sql`` / ``insert_sql`` name files under ``sql/``; with ``in_parts`` the insert runs once per
+    part of the window (``partitions.window_parts``: for a statement whose every day's rows depend on that
+    day's rows alone). On any error the transaction is rolled back, so readers never see a half-written day, and
     the error is raised again.
     """
     with transaction(conn):
         conn.execute(statement(delete_sql), params)
         faults.maybe_die(f"window:{insert_sql}")
-        for day_params in window_days(insert_params or params) if by_day else [insert_params or params]:
-            conn.execute(statement(insert_sql), day_params)
+        for part in window_parts(conn, insert_params or params) if in_parts else [insert_params or params]:
+            conn.execute(statement(insert_sql), part)
 
 
 def rebuild_window(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, sql: str, table: str,
-                   figures: str, params: dict, insert_params: dict | None = None, by_day: bool = False) -> int:
+                   figures: str, params: dict, insert_params: dict | None = None, in_parts: bool = False) -> int:
     """Rebuild the window's rows of ``table`` and give each day of the window its own figures.
 
     ``sql`` names the pair ``sql/<sql>__delete_window.sql`` / ``__insert_window.sql`` run by
     ``replace_window``; ``figures`` is the select list of per-day aggregates of ``table`` that follows
     ``count(*) as rows`` (e.g. ``"coalesce(sum(ttft_requests), 0) as ttft_requests"``), shown by
-    ``add_day_metadata``; ``by_day`` as for ``replace_window``. Returns the window's row count; errors
+    ``add_day_metadata``; ``in_parts`` as for ``replace_window``. Returns the window's row count; errors
     are ``replace_window``'s.
     """
-    replace_window(conn, f"{sql}__delete_window", f"{sql}__insert_window", params, insert_params, by_day)
+    replace_window(conn, f"{sql}__delete_window", f"{sql}__insert_window", params, insert_params, in_parts)
     return add_day_metadata(context, conn.execute(
         f"select day, count(*) as rows, {figures} from {table} where day >= $start and day < $end group by day",
         params), params)

@@ -6,7 +6,7 @@ import dagster as dg
 import duckdb
 import pytest
 
-from pipelines.defs import checks
+from pipelines.defs import checks, partitions
 from tests.conftest import run_pipeline
 from tests.defs.test_pipeline import hit_rate_logs
 
@@ -83,28 +83,43 @@ BREAKS = [
 
 
 @pytest.mark.parametrize("name, predicate, damage", BREAKS, ids=[f"{b[0]}-{n}" for n, b in enumerate(BREAKS)])
-def test_each_invariant_fails_when_its_rule_is_broken(db, name, predicate, damage):
+def test_each_invariant_fails_when_its_rule_is_broken(db, name, predicate, damage, monkeypatch):
+    monkeypatch.setattr(partitions, "PART_ROWS", 1)  # in parts: a day each
     with duckdb.connect(str(db)) as conn:
         assert checks.invariant(conn, ["x"], name, predicate, WINDOW).passed
         conn.execute(damage)
         broken = checks.invariant(conn, ["x"], name, predicate, WINDOW)
-        if predicate in BY_DAY:  # the assets run these day by day: the same count either way
-            day_by_day = checks.invariant(conn, ["x"], name, predicate, WINDOW, by_day=True)
-            assert (day_by_day.passed, day_by_day.metadata["violations"].value) == (False, broken.metadata["violations"].value)
+        if predicate in IN_PARTS:  # the assets run these part by part: the same count either way
+            in_parts = checks.invariant(conn, ["x"], name, predicate, WINDOW, in_parts=True)
+            assert (in_parts.passed, in_parts.metadata["violations"].value) == (False, broken.metadata["violations"].value)
     assert not broken.passed and broken.metadata["violations"].value >= 1
     assert broken.severity == dg.AssetCheckSeverity.ERROR
 
 
-# the predicates the assets run once per day of their window (checks.invariant(by_day=True))
-BY_DAY = {"usage_costs__rows_not_priced_once", "usage_costs__cost_not_tokens_times_prices",
-          "daily_savings__totals_differ_from_line_items"}
+# the predicates the assets run once per part of their window (checks.invariant(in_parts=True))
+IN_PARTS = {"usage_costs__rows_not_priced_once", "usage_costs__cost_not_tokens_times_prices",
+            "daily_savings__totals_differ_from_line_items"}
 
 
-def test_a_check_run_day_by_day_counts_every_day_of_the_window(db):
+def test_a_window_is_cut_into_runs_of_days_of_at_most_part_rows_usage_rows(db, monkeypatch):
+    # 60 usage rows a day, 2026-11-01 .. 2026-11-10; a day with more than PART_ROWS rows stands alone
+    monkeypatch.setattr(partitions, "PART_ROWS", 130)
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("insert into core.usage select * replace (request_id || '-copy' as request_id) "
+                     "from core.usage where day = '2026-11-06'")  # 120 rows
+        parts = partitions.window_parts(conn, {**WINDOW, "other": 1})
+        empty = partitions.window_parts(conn, {"start": date(2025, 1, 1), "end": date(2025, 1, 4)})
+    assert [(p["start"].day, p["end"].day, p["other"]) for p in parts] == [
+        (1, 3, 1), (3, 5, 1), (5, 6, 1), (6, 7, 1), (7, 9, 1), (9, 11, 1)]
+    assert empty == [{"start": date(2025, 1, 1), "end": date(2025, 1, 4)}]
+
+
+def test_a_check_run_in_parts_counts_every_part_of_the_window(db, monkeypatch):
+    monkeypatch.setattr(partitions, "PART_ROWS", 1)
     with duckdb.connect(str(db)) as conn:
         conn.execute("delete from core.usage_costs where request_id in ('2026-11-03-5', '2026-11-09-1', '2026-11-09-2')")
         result = checks.invariant(conn, ["x"], "priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once",
-                                  WINDOW, by_day=True)
+                                  WINDOW, in_parts=True)
     assert result.metadata["violations"].value == 3 and not result.passed
 
 

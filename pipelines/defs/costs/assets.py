@@ -26,7 +26,7 @@ def core_usage_costs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
     The window's price choices per pricing key go to a temp table first
     (``sql/costs/price_choices__create.sql``), so the pricing join builds its hash table over the keys,
     never over the usage rows, whatever the planner's estimates. The insert and the two checks that join
-    usage and cost rows run day by day (``partitions.window_days``: a day's hash table, not the window's).
+    usage and cost rows run part by part (``partitions.window_parts``: a part's hash table, not the window's).
     """
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
@@ -34,16 +34,16 @@ def core_usage_costs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
         rows = rebuild_window(context, conn, "costs/usage_costs", "core.usage_costs",
                               "count(*) filter (where not priced) as unpriced_rows, "
                               "coalesce(sum(cost_usd), 0) as cost_usd, coalesce(sum(savings_usd), 0) as savings_usd", params,
-                              by_day=True)
+                              in_parts=True)
         conn.execute("drop table price_choices")
         reasons = conn.execute(
             "select unpriced_reason, count(*) from core.usage_costs where day >= $start and day < $end "
             "and not priced group by 1 order by 2 desc limit 10", params).fetchall()
         results = [
             checks.invariant(conn, KEY, "priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once", params,
-                             by_day=True),
+                             in_parts=True),
             checks.invariant(conn, KEY, "cost_equals_tokens_times_prices", "usage_costs__cost_not_tokens_times_prices", params,
-                             by_day=True),
+                             in_parts=True),
             checks.distribution(conn, KEY, "cost_distributions",
                                 # per-request bounds only for rows that are one request (buckets sum many);
                                 # the cost table alone (it carries request_count): no join to sample from

@@ -21,21 +21,21 @@ SAVINGS = ["marts", "daily_savings"]
                  checks.distribution_spec(SAVINGS, "savings_distributions", "hit rates within [0, 1] (Great Expectations)"),
              ])
 def daily_savings(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    """Rebuild the window's rows of ``marts.daily_savings``, day by day (it joins usage and cost rows);
+    """Rebuild the window's rows of ``marts.daily_savings``, part by part (it joins usage and cost rows);
     metadata previews the window's totals."""
     params = window_params(context)
     with warehouse_connection(duckdb) as conn:
         rows = rebuild_window(context, conn, "marts/daily_savings", "marts.daily_savings",
                               "sum(requests) as requests, sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0) "
                               "as token_hit_rate, sum(cost_usd) as cost_usd, sum(no_cache_cost_usd) as no_cache_cost_usd, "
-                              "sum(savings_usd) as savings_usd", params, by_day=True)
+                              "sum(savings_usd) as savings_usd", params, in_parts=True)
         preview = conn.execute(
             "select day, sum(requests), sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0), sum(cost_usd), "
             "sum(no_cache_cost_usd), sum(savings_usd) from marts.daily_savings "
             "where day >= $start and day < $end group by day order by day", params).fetchall()
         results = [
             checks.invariant(conn, SAVINGS, "totals_equal_line_items", "daily_savings__totals_differ_from_line_items", params,
-                             by_day=True),
+                             in_parts=True),
             checks.distribution(conn, SAVINGS, "savings_distributions",
                                 "select token_hit_rate, request_hit_rate from marts.daily_savings "
                                 "where day >= $start and day < $end", params, [
@@ -57,7 +57,7 @@ def cost_reconciliation(context: dg.AssetExecutionContext, duckdb: DuckDBResourc
     with warehouse_connection(duckdb) as conn:
         rows = rebuild_window(context, conn, "marts/cost_reconciliation", "marts.cost_reconciliation",
                               "coalesce(sum(reported_cost_usd), 0) as reported_cost_usd, "
-                              "coalesce(sum(computed_cost_usd), 0) as computed_cost_usd", params, by_day=True)
+                              "coalesce(sum(computed_cost_usd), 0) as computed_cost_usd", params, in_parts=True)
     return dg.MaterializeResult(metadata={"window_rows": rows})
 
 
