@@ -307,13 +307,8 @@ def settle(conn: duckdb.DuckDBPyConnection) -> None:
     A DuckLake catalog (the default database named ``lake.ALIAS``) is left alone: its ``CHECKPOINT`` is
     table maintenance, not this.
     """
-    if not _is_lake(conn):
+    if conn.execute("select current_database()").fetchone()[0] != lake.ALIAS:
         conn.execute("checkpoint")
-
-
-def _is_lake(conn: duckdb.DuckDBPyConnection) -> bool:
-    """Whether ``conn``'s default database is the DuckLake catalog ``lake.attach`` attached (``lake.ALIAS``)."""
-    return conn.execute("select current_database()").fetchone()[0] == lake.ALIAS
 
 
 def report_path(db_path: str | Path) -> Path:

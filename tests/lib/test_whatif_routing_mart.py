@@ -34,7 +34,7 @@ def test_a_second_refresh_of_unchanged_days_replays_none_and_a_changed_day_alone
     replayed = []
     real_chunks = routing_inputs.usage_request_chunks  # a replayed day's requests are read by it alone
     monkeypatch.setattr(routing_inputs, "usage_request_chunks",
-                        lambda conn, day, after: replayed.append(day) or real_chunks(conn, day, after))
+                        lambda conn, day, after, rows: replayed.append(day) or real_chunks(conn, day, after, rows))
 
     assert routing_mart.refresh(conn, START, END) == routing_mart.Refreshed(replayed_days=4, kept_days=0, removed_days=0)
     first = mart(conn)
@@ -71,7 +71,8 @@ def test_other_mart_settings_replay_every_day(tmp_path, monkeypatch):
 
 def test_a_day_is_replayed_in_bounded_chunks_with_the_rows_of_a_whole_replay(tmp_path, monkeypatch):
     """Memory flat in the day's size: the mart never holds more than CHUNK_ROWS requests of a day at once,
-    and its rows are those of replaying each day's requests whole (chunk edges split the hot family too)."""
+    reads a day in ceil(rows / SLICE_ROWS) slices of request time, and its rows are those of replaying each
+    day's requests whole (chunk and slice edges split the hot family too)."""
     sys.path.insert(0, str(REPO / "bench"))
     import generate
 
@@ -79,11 +80,17 @@ def test_a_day_is_replayed_in_bounded_chunks_with_the_rows_of_a_whole_replay(tmp
     conn = warehouse.prepare(duckdb.connect(":memory:"))
     ingest.stage_logs(conn, tmp_path / "logs")
     monkeypatch.setattr(routing_inputs, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(routing_inputs, "SLICE_ROWS", 40)
     monkeypatch.setattr(routing_inputs, "usage_requests", None)  # a whole day at once is not read
+    reads = []
+    real_statement = routing_inputs.statement
+    monkeypatch.setattr(routing_inputs, "statement", lambda name: reads.append(name) or real_statement(name))
     fed = []
     real_feed = routing.Replayer.feed
     monkeypatch.setattr(routing.Replayer, "feed", lambda self, requests, cards: fed.append(len(requests)) or real_feed(self, requests, cards))
     assert routing_mart.refresh(conn, START, END).replayed_days == 2
     assert max(fed) == 7 and sum(fed) == 6 * conn.execute("select count(*) from core.usage where prompt_tokens > 0").fetchall()[0][0]
+    per_day = [n for (n,) in conn.execute("select count(*) from core.usage where prompt_tokens > 0 group by day").fetchall()]
+    assert reads.count("whatif/routing__usage_requests") == sum(-(-n // 40) for n in per_day) > len(per_day)
     monkeypatch.undo()
     assert mart(conn) == full_recompute(conn) and len(mart(conn)) == 2 * 2 * 3

@@ -82,8 +82,8 @@ def refresh(conn: duckdb.DuckDBPyConnection, start: date, end: date) -> Refreshe
     rows = []
     for day in stale:  # day by day, chunk by chunk: memory flat in the window's and the day's size
         after = date.fromordinal(day.toordinal() + 1)
-        rows += day_rows(day, routing_inputs.usage_request_chunks(conn, day, after),
-                          routing_inputs.family_counts(conn, day, after))
+        counts = routing_inputs.family_counts(conn, day, after)
+        rows += day_rows(day, routing_inputs.usage_request_chunks(conn, day, after, sum(counts.values())), counts)
     table = pa.Table.from_pylist(rows, schema=SCHEMA)
     done = pa.table({"day": pa.array(stale, pa.date32()), "inputs": pa.array([inputs[d] for d in stale], pa.string())})
     days = {"days": stale + removed}
