@@ -11,7 +11,7 @@ import json
 import dagster as dg
 import duckdb
 
-from pipelines.defs.partitions import window_parts
+from pipelines.defs.partitions import id_buckets, window_parts
 from pipelines.lib import expectations
 from pipelines.lib.providers import PROVIDERS
 from pipelines.lib.sql import params_for, statement
@@ -31,17 +31,20 @@ def distribution_spec(asset_key: list[str], name: str, description: str) -> dg.A
 
 
 def invariant(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, sql_name: str,
-              params: dict, in_parts: bool = False) -> dg.AssetCheckResult:
+              params: dict, in_parts: bool = False, in_id_buckets: bool = False) -> dg.AssetCheckResult:
     """Run ``sql/checks/<sql_name>.sql``; passes when it counts 0 violations.
 
     The statement returns one row: ``violations`` first, then optionally ``offending``, a JSON list of
     examples (kept in the metadata, at most ``OFFENDING_EXAMPLES``, and shown by the CLI when a blocking
     check fails). With ``in_parts`` it runs once per part of the window (``partitions.window_parts``, for
-    a predicate whose violations are each within one day) and the counts and examples are summed.
+    a predicate whose violations are each within one day) and the counts and examples are summed; with
+    ``in_id_buckets`` once per bucket of request ids (``partitions.id_buckets``, for a predicate over
+    every id of the window that takes ``$bucket`` and ``$buckets``), summed the same way.
     """
     text = statement(f"checks/{sql_name}")
     violations, offending, has_offending = 0, [], False
-    for part in window_parts(conn, params) if in_parts else [params]:
+    parts = window_parts(conn, params) if in_parts else id_buckets(conn, params) if in_id_buckets else [params]
+    for part in parts:
         cursor = conn.execute(text, params_for(text, part))
         row = cursor.fetchall()[0]
         columns = [d[0] for d in cursor.description]

@@ -7,6 +7,7 @@ import duckdb
 import pytest
 
 from pipelines.defs import checks, partitions
+from pipelines.lib.sql import statement
 from tests.conftest import run_pipeline
 from tests.defs.test_pipeline import hit_rate_logs
 
@@ -85,13 +86,19 @@ BREAKS = [
 @pytest.mark.parametrize("name, predicate, damage", BREAKS, ids=[f"{b[0]}-{n}" for n, b in enumerate(BREAKS)])
 def test_each_invariant_fails_when_its_rule_is_broken(db, name, predicate, damage, monkeypatch):
     monkeypatch.setattr(partitions, "PART_ROWS", 1)  # in parts: a day each
+    by_id = predicate in IN_ID_BUCKETS  # these take a bucket of ids: one bucket of the window's 600 rows here
     with duckdb.connect(str(db)) as conn:
-        assert checks.invariant(conn, ["x"], name, predicate, WINDOW).passed
+        assert checks.invariant(conn, ["x"], name, predicate, WINDOW, in_id_buckets=by_id).passed
         conn.execute(damage)
-        broken = checks.invariant(conn, ["x"], name, predicate, WINDOW)
+        broken = checks.invariant(conn, ["x"], name, predicate, WINDOW, in_id_buckets=by_id)
         if predicate in IN_PARTS:  # the assets run these part by part: the same count either way
             in_parts = checks.invariant(conn, ["x"], name, predicate, WINDOW, in_parts=True)
             assert (in_parts.passed, in_parts.metadata["violations"].value) == (False, broken.metadata["violations"].value)
+        if by_id:  # and bucket by bucket: 600 or 601 rows in 6 or 7 buckets of ids
+            monkeypatch.setattr(partitions, "BUCKET_ROWS", 100)
+            assert len(partitions.id_buckets(conn, WINDOW)) in (6, 7)
+            in_buckets = checks.invariant(conn, ["x"], name, predicate, WINDOW, in_id_buckets=True)
+            assert (in_buckets.passed, in_buckets.metadata["violations"].value) == (False, broken.metadata["violations"].value)
     assert not broken.passed and broken.metadata["violations"].value >= 1
     assert broken.severity == dg.AssetCheckSeverity.ERROR
 
@@ -99,6 +106,23 @@ def test_each_invariant_fails_when_its_rule_is_broken(db, name, predicate, damag
 # the predicates the assets run once per part of their window (checks.invariant(in_parts=True))
 IN_PARTS = {"usage_costs__rows_not_priced_once", "usage_costs__cost_not_tokens_times_prices",
             "daily_savings__totals_differ_from_line_items"}
+# the predicates the assets run once per bucket of the window's request ids (checks.invariant(in_id_buckets=True))
+IN_ID_BUCKETS = {"usage__duplicate_request_ids"}
+
+
+def test_a_check_run_in_id_buckets_counts_each_repeated_id_once_in_its_bucket(db, monkeypatch):
+    # three ids repeated: two inside the window, one also on a day outside it; 600 ids in 12 buckets
+    monkeypatch.setattr(partitions, "BUCKET_ROWS", 50)
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("insert into core.usage select * from core.usage where request_id in ('2026-11-03-5', '2026-11-09-1')")
+        conn.execute("insert into core.usage select * replace (date '2026-10-20' as day) from core.usage "
+                     "where request_id in ('2026-11-04-2', '2026-11-03-5')")
+        buckets = partitions.id_buckets(conn, WINDOW)
+        per_bucket = [conn.execute(statement("checks/usage__duplicate_request_ids"), b).fetchone()[0] for b in buckets]
+        result = checks.invariant(conn, ["x"], "request_id_unique", "usage__duplicate_request_ids", WINDOW,
+                                  in_id_buckets=True)
+    assert len(buckets) == 13 and sum(per_bucket) == 3 and max(per_bucket) < 3  # 602 rows in the window
+    assert result.metadata["violations"].value == 3 and not result.passed
 
 
 def test_a_window_is_cut_into_runs_of_days_of_at_most_part_rows_usage_rows(db, monkeypatch):

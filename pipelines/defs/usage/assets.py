@@ -46,7 +46,8 @@ def core_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.
             "from core.usage where day >= $start and day < $end group by day", params), params)
         results = [
             checks.invariant(conn, KEY, "token_classes_sum_to_prompt", "usage__token_classes_do_not_close", params),
-            checks.invariant(conn, KEY, "request_id_unique", "usage__duplicate_request_ids", params),
+            checks.invariant(conn, KEY, "request_id_unique", "usage__duplicate_request_ids", params,
+                             in_id_buckets=True),
             checks.distribution(conn, KEY, "usage_distributions",
                                 # per-request bounds: usage buckets (request_count <> 1) sum many requests
                                 "select provider, case when request_count = 1 then prompt_tokens end as prompt_tokens, "
