@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from pipelines.lib import report, warehouse
+from tests import system_packages
 from tests.conftest import REPO, run_pipeline
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -19,16 +20,9 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 
 def chromium() -> str:
-    path = shutil.which("chromium")
-    if path is None:
-        for command in (["apt-get", "install", "-y", "-q", "chromium"], ["apt-get", "update", "-q"],
-                        ["apt-get", "install", "-y", "-q", "chromium"]):
-            subprocess.run(command, capture_output=True, timeout=600)
-            if shutil.which("chromium"):
-                break
-        path = shutil.which("chromium")
-    assert path, "Debian's chromium package could not be installed"
-    return path
+    """The path of Debian's Chromium, installed first when missing (``tests.system_packages``)."""
+    system_packages.ensure("chromium", lambda: shutil.which("chromium") is not None)
+    return shutil.which("chromium")
 
 
 @pytest.fixture(scope="module")

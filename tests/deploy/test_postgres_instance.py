@@ -22,6 +22,7 @@ from pathlib import Path
 import dagster as dg
 import psycopg2
 
+from tests import system_packages
 from tests.conftest import REPO
 from tests.deploy.processes import alive, children_of, free_port
 
@@ -33,13 +34,7 @@ def postgres_bin() -> Path:
     def found() -> list[Path]:
         return sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"), key=lambda p: int(p.parts[-3]))
 
-    if not found():
-        for command in (["apt-get", "install", "-y", "-q", "postgresql"], ["apt-get", "update", "-q"],
-                        ["apt-get", "install", "-y", "-q", "postgresql"]):
-            subprocess.run(command, capture_output=True, timeout=600)
-            if found():
-                break
-    assert found(), "Debian's postgresql package could not be installed"
+    system_packages.ensure("postgresql", lambda: bool(found()))
     return found()[-1].parent
 
 
