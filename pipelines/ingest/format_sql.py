@@ -113,6 +113,21 @@ def ref(alias: str, node: dict, path: tuple[str, ...]) -> str:
     return expr
 
 
+class LaneSchema(dict):
+    """The fast lane's schema of the body (a ``trie``) and its usage roots (``roots``: first keys of the body that
+    ``src`` types as columns of their own, ``t_<root>``, from the usage object read as JSON)."""
+
+    roots: frozenset[str] = frozenset()
+
+
+def body_ref(schema: dict, path: tuple[str, ...]) -> str:
+    """``ref`` of a body path in the fast lane: under a typed usage column (``s.t_<root>``) for a usage root of a
+    ``LaneSchema``, else under the body struct ``s.response``."""
+    if path and path[0] in getattr(schema, "roots", ()):
+        return ref(f"s.t_{path[0]}", schema[path[0]], path[1:])
+    return ref("s.response", schema, path)
+
+
 def sql_list(values) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
@@ -158,8 +173,8 @@ def lane_condition(when: dict, schema: dict, exact: bool = True) -> str:
     if not exact and op != "equals":  # presence only (cheaper than json_type, and only wider)
         if op == "absent":
             raise ValueError("an absent key can only end the ladder (format: null)")
-        return f"{ref('s.response', schema, _in_schema(schema, path))} is not null"
-    target = ref("s.response", schema, path)
+        return f"{body_ref(schema, _in_schema(schema, path))} is not null"
+    target = body_ref(schema, path)
     leaf = _is_leaf(schema, path)
     if op == "present":
         return f"{target} is not null"
@@ -203,7 +218,7 @@ def lane_ladder(decl: Declaration, schema: dict) -> str:
         if not guarded and list(_equals_paths(rule.when)):
             # text compared as raw JSON: an escaped spelling would compare unequal where the general one is equal
             texts = list(dict.fromkeys(p for r in decl.detection for p in _equals_paths(r.when)))
-            joined = " || ".join(f"coalesce({ref('s.response', schema, p)}::varchar, '')" for p in texts)
+            joined = " || ".join(f"coalesce({body_ref(schema, p)}::varchar, '')" for p in texts)
             rungs.append((f"contains({joined}, '\\')", "null"))
             guarded = True
         cond = lane_condition(rule.when, schema, exact=rule.format in lane or rule.format is None)
@@ -424,7 +439,9 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
     odd = [f.name for f in lane if f.convention not in ("inclusive", "additive")]
     if odd:
         raise ValueError(f"the fast lane reads inclusive and additive formats only, not {odd}")
-    schema = lane_schema(decl)
+    roots = lane_usage_roots(lane)
+    schema = LaneSchema(lane_schema(decl))
+    schema.roots = frozenset(r_[0] for r_ in roots)
 
     def case(expr_of, name):
         branches = [(f.name, expr_of(f)) for f in lane]
@@ -444,19 +461,19 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
         mapping = f.fields.get(field)
         if mapping is None:
             return None
-        refs = [ref("s.response", schema, p) for p in mapping.paths]
+        refs = [body_ref(schema, p) for p in mapping.paths]
         return refs[0] if len(refs) == 1 else f"coalesce({', '.join(refs)})"
 
     lane_fields = LANE_COUNTS + LANE_TEXTS + LANE_JSON + LANE_MS
     picked = [case(lambda f, n=n: alternatives(f, n), f"v_{n}") for n in lane_fields]
-    picked.append(case(lambda f: ref("s.response", schema, f.openrouter_when_text) if f.openrouter_when_text else None,
+    picked.append(case(lambda f: body_ref(schema, f.openrouter_when_text) if f.openrouter_when_text else None,
                        "body_upstream"))
     unsupported = []
     for f in lane:
-        other = [f"{ref('s.response', schema, p)} is not null" for n, m in f.fields.items() if n not in lane_fields
+        other = [f"{body_ref(schema, p)} is not null" for n, m in f.fields.items() if n not in lane_fields
                  for p in m.paths]
         # a documented key no class prices, above zero (or not a count): the general normaliser reports it
-        other += [f"{ref('s.response', schema, p)} <> '0'" for p in f.unpriced_paths()]  # raw JSON text: cheap
+        other += [f"{body_ref(schema, p)} <> '0'" for p in f.unpriced_paths()]  # raw JSON text: cheap
         if other:
             unsupported.append(f"when '{f.name}' then " + " or ".join(other))
     picked.append(f"        coalesce(case s.source_format {' '.join(unsupported)} end, false) as unsupported"
@@ -467,7 +484,6 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
     checks += _rows([f"and (v.v_{n} is null or v.t_{n} is not null)" for n in LANE_TEXTS], 2)
     picked += lane_option_columns(lane)
     picked.append(lane_usage_check(lane, schema))
-    roots = lane_usage_roots(lane)
     read_schema = {k: (None if (k,) in roots else v) for k, v in schema.items()}
     return {
         "response_struct": ("response: '" + struct_type(read_schema) + "'").split("\n"),
@@ -524,37 +540,36 @@ def _key_paths(lane: list[Format], root: tuple[str, ...]) -> list[tuple[str, ...
 
 
 def lane_usage_typed(lane: list[Format], roots: list[tuple[str, ...]], schema: dict) -> list[str]:
-    """src's columns: the body with each usage object typed as the lane's struct (a usage value that is not an
-    object nulls the body: the line defers) and each usage object as JSON (``u_<root>``)."""
+    """src's columns: the body's columns, each usage object as JSON (``u_<root>``) and typed as the lane's struct
+    (``t_<root>``, which ``body_ref`` reads its paths from), and ``usage_typed``: false when a usage value is not an
+    object (it did not type; the ladder defers the line)."""
     typed = ", ".join(f"json_transform(r.response.{ident(r_[0])}, '{transform_type(schema[r_[0]])}') as t_{r_[0]}"
                       for r_ in roots)
     ok = " and ".join(f"(r.response.{ident(r_[0])} is null or r.t_{r_[0]} is not null)" for r_ in roots)
-    update = ", ".join(f"{ident(r_[0])} := r.t_{r_[0]}" for r_ in roots)
-    columns = [f"case when r.response is not null and {ok}\n    then struct_update(r.response, {update}) end as response"]
-    columns += [f"r.response.{ident(r_[0])} as {_usage_column(r_)}" for r_ in roots]
-    lines = [f"r.* exclude (response, {', '.join('t_' + r_[0] for r_ in roots)}),"] + [c + "," for c in columns[:-1]]
-    return ("\n".join(lines + [columns[-1]]).split("\n")
-            + [f"from (select r.*, {typed} from raw r) r"])
+    columns = ["r.*"] + [f"r.response.{ident(r_[0])} as {_usage_column(r_)}" for r_ in roots]
+    return [c + "," for c in columns] + [f"{ok} as usage_typed", f"from (select r.*, {typed} from raw r) r"]
 
 
 def _declared_present(fmt: Format, schema: dict) -> list[str]:
     """One term per declared key of each typed object of the format's usage keys (``_key_objects``; not the keys
     inside an array or a JSON leaf): 1 when the typed value is there (not null), summed by the callers."""
     root = fmt.usage.roots[0]
-    return [f"({ref('s.response', schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
+    return [f"({body_ref(schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
             for p, node in _key_objects(fmt) if not _is_leaf(schema, root + p) for key in node]
 
 
 def lane_usage_keys(lane: list[Format], roots: list[tuple[str, ...]], schema: dict) -> list[str]:
     """keyed's columns: the keys of each usage object's declared objects (``k_<root>``: one json_keys parse, one
     list per object of ``_key_paths``, null where absent), listed only where the object can hold a key its format
-    does not declare; else null (``undeclared_usage`` then finds none by keys).
+    does not declare or a value its format does not read as it is; else null, and ``undeclared_usage`` is false.
 
-    Every key of a JSON object, at any depth, is followed by one colon outside strings, so the usage text's colon
-    count is at least its keys' count, which is at least the declared keys present (typed: not null). When the
-    colons are exactly the declared keys present, every key is a declared one and none is null: the names need
-    not be listed. A colon count is a scan of the text, much cheaper than json_keys' parse; a usage object with
-    more (a string holding a colon, an array of objects, a JSON leaf's keys, an explicit null) is listed as before.
+    A usage object's text (minified by DuckDB's reader) holds one colon outside strings per key at any depth, so
+    its colon count is at least its keys' count, which is at least the declared keys present (typed: not null).
+    The keys are listed where the colons are more (a key the format does not declare, an explicit null, a leaf
+    holding an object with keys, a colon inside a string), or the text holds a ``[`` (an array) or ``{}`` (an empty
+    object): what is left, equal counts and neither, is a usage object whose every key is declared and whose every
+    leaf holds a scalar, which ``lane_usage_check`` would pass. A colon count and two substring searches of the
+    text are much cheaper than json_keys' parse and than testing each leaf on every row.
     """
     columns = []
     for r_ in roots:
@@ -562,16 +577,18 @@ def lane_usage_keys(lane: list[Format], roots: list[tuple[str, ...]], schema: di
         counts = " ".join(f"when '{f.name}' then {' + '.join(_declared_present(f, schema)) or '0'}" for f in lane
                           if f.usage is not None and f.usage.roots[0] == r_)
         paths = ", ".join(f"'{declared.json_path(p) if p else '$'}'" for p in _key_paths(lane, r_))
-        columns.append(f"case when strlen({text}) - strlen(replace({text}, ':', '')) > case s.source_format {counts} end\n"
+        columns.append(f"case when contains({text}, '[') or contains({text}, '{{}}')\n"
+                       f"        or strlen({text}) - strlen(replace({text}, ':', '')) > case s.source_format {counts} end\n"
                        f"    then json_keys(s.{_usage_column(r_)}, [{paths}]) end as k_{r_[0]}")
     return ",\n".join(columns).split("\n")
 
 
 def lane_usage_check(lane: list[Format], schema: dict) -> str:
-    """picked's ``undeclared_usage``: the format's usage object holds a key it does not declare (a declared object,
-    the root first, has more keys than declared ones present), a declared leaf holds an object or array, or an array
-    of the declaration has elements that are not objects or hold an undeclared key: then the general walk
-    (unmapped_usage__create.sql) decides, so the line defers."""
+    """picked's ``undeclared_usage``, decided only where keyed listed the usage object's keys (elsewhere its
+    structural characters show none of these, ``lane_usage_keys``): the format's usage object holds a key it does
+    not declare (a declared object, the root first, has more keys than declared ones present), a declared leaf holds
+    an object or array, or an array of the declaration has elements that are not objects or hold an undeclared key:
+    then the general walk (unmapped_usage__create.sql) decides, so the line defers."""
     whens = []
     for f in lane:
         if f.usage is None:
@@ -587,13 +604,12 @@ def lane_usage_check(lane: list[Format], schema: dict) -> str:
             else:
                 # more keys than declared ones present (typed: not null) -- cheaper than comparing the names; a
                 # declared key with a JSON null or a declared object holding a scalar counts as absent, so defers too
-                present = " + ".join(f"({ref('s.response', schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
+                present = " + ".join(f"({body_ref(schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
                                      for key in node)
-                # only where keyed listed the keys (rarely): a CASE evaluates the count for those rows alone
-                terms.append(f"case when {k} is not null then len({k}) > {present} end")
+                terms.append(f"coalesce(len({k}) > {present}, false)")
             for key, child in node.items():
                 if key.endswith("[*]"):
-                    expr = ref("s.response", schema, root + p + (key[:-3],))
+                    expr = body_ref(schema, root + p + (key[:-3],))
                     items = declared.json_path(p + (key[:-3],)) + "[*]"
                     checks = [f"not starts_with({expr}::varchar, '[')",
                               f"not list_has_all(['OBJECT'], json_type({column}, '{items}'))",
@@ -602,9 +618,10 @@ def lane_usage_check(lane: list[Format], schema: dict) -> str:
                                for leaf, sub in child.items() if sub is None]
                     terms.append(f"({expr} is not null and ({' or '.join(checks)}))")
                 elif child is None and p + (key,) in informational:  # the lane reads the others itself
-                    expr = ref("s.response", schema, root + p + (key,))
+                    expr = body_ref(schema, root + p + (key,))
                     terms.append(f"coalesce({expr}::varchar like '{{%' or {expr}::varchar like '[%', false)")
-        whens.append(f"when '{f.name}' then " + " or ".join(terms))
+        # a CASE, not an AND: a projection evaluates both sides of an AND on every row
+        whens.append(f"when '{f.name}' then case when s.k_{root[0]} is not null then {' or '.join(terms)} end")
     return f"        coalesce(case s.source_format {' '.join(whens)} end, false) as undeclared_usage"
 
 

@@ -148,7 +148,7 @@ def test_every_unmapped_usage_key_is_kept_on_its_row_and_reported_per_day(run):
 
 def test_the_fast_lane_defers_a_documented_unpriced_key_and_takes_a_zero_one():
     sql = (REPO / "sql" / "ingest" / "fast_items__read_jsonl.sql").read_text()
-    assert "s.response.usage.prompt_tokens_details.audio_tokens <> '0'" in sql
+    assert "s.t_usage.prompt_tokens_details.audio_tokens <> '0'" in sql  # the usage object's own typed column
 
 
 def test_every_usage_key_declaration_has_a_source():
