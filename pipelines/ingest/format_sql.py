@@ -550,12 +550,32 @@ def lane_usage_typed(lane: list[Format], roots: list[tuple[str, ...]], schema: d
     return [c + "," for c in columns] + [f"{ok} as usage_typed", f"from (select r.*, {typed} from raw r) r"]
 
 
-def _declared_present(fmt: Format, schema: dict) -> list[str]:
-    """One term per declared key of each typed object of the format's usage keys (``_key_objects``; not the keys
-    inside an array or a JSON leaf): 1 when the typed value is there (not null), summed by the callers."""
+def _expected_length(fmt: Format, schema: dict) -> str:
+    """The length in bytes of the format's usage object as DuckDB's reader writes it (minified) when every key in it
+    is declared, read from the typed values: per object ``{`` and ``}``, per key present its quoted name, a colon and
+    a comma (one fewer comma than keys), and per value the length of its JSON text (a leaf: DuckDB writes a leaf's
+    text as it writes the whole object's) or of its object, recursively. An object the format declares no keys of
+    counts as ``{}``, an informational leaf holding an object not at all (the lane defers such a leaf)."""
     root = fmt.usage.roots[0]
-    return [f"({body_ref(schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
-            for p, node in _key_objects(fmt) if not _is_leaf(schema, root + p) for key in node]
+    informational = {declared.split_path(k) for k in fmt.usage.informational}
+    keys = fmt.known_usage_keys() + [k for k in fmt.usage.unpriced if k not in fmt.known_usage_keys()]
+
+    def length(node: dict, path: tuple[str, ...]) -> str:
+        terms = []
+        for key, child in node.items():
+            name = key.removesuffix("[*]")
+            here = path + (name,)
+            expr, fixed = body_ref(schema, root + here), len(name.encode()) + 4  # "name": and a comma
+            if _is_leaf(schema, root + here):
+                value = f"strlen({expr}::varchar)"
+                if here in informational:
+                    value = f"case when not starts_with({expr}::varchar, '{{') then {value} end"
+                terms.append(f"coalesce({value} + {fixed}, 0)")
+            else:
+                inner = length(child, here) if child is not None else "2"
+                terms.append(f"case when {expr} is not null then {inner} + {fixed} else 0 end")
+        return f"greatest({' + '.join(terms)} + 1, 2)" if terms else "2"
+    return length(trie([declared.split_path(k) for k in keys], struct_wins=True), ())
 
 
 def lane_usage_keys(lane: list[Format], roots: list[tuple[str, ...]], schema: dict) -> list[str]:
@@ -563,22 +583,20 @@ def lane_usage_keys(lane: list[Format], roots: list[tuple[str, ...]], schema: di
     list per object of ``_key_paths``, null where absent), listed only where the object can hold a key its format
     does not declare or a value its format does not read as it is; else null, and ``undeclared_usage`` is false.
 
-    A usage object's text (minified by DuckDB's reader) holds one colon outside strings per key at any depth, so
-    its colon count is at least its keys' count, which is at least the declared keys present (typed: not null).
-    The keys are listed where the colons are more (a key the format does not declare, an explicit null, a leaf
-    holding an object with keys, a colon inside a string), or the text holds a ``[`` (an array) or ``{}`` (an empty
-    object): what is left, equal counts and neither, is a usage object whose every key is declared and whose every
-    leaf holds a scalar, which ``lane_usage_check`` would pass. A colon count and two substring searches of the
-    text are much cheaper than json_keys' parse and than testing each leaf on every row.
+    The keys are listed where the usage object's text is not exactly as long as its declared keys present and their
+    typed values make it (``_expected_length``: a key the format does not declare, an explicit null, an informational
+    leaf holding an object, or a value that does not type make it longer), or where it holds a ``[`` (an array, whose
+    elements ``lane_usage_check`` examines). What is left is a usage object whose every key is declared, which
+    ``lane_usage_check`` would pass. The lengths are arithmetic on the typed values (DuckDB keeps each text's length),
+    much cheaper per row than counting characters in the text (``replace``), json_keys' parse, or a test per leaf.
     """
     columns = []
     for r_ in roots:
         text = f"s.{_usage_column(r_)}::varchar"
-        counts = " ".join(f"when '{f.name}' then {' + '.join(_declared_present(f, schema)) or '0'}" for f in lane
-                          if f.usage is not None and f.usage.roots[0] == r_)
+        lengths = " ".join(f"when '{f.name}' then {_expected_length(f, schema)}" for f in lane
+                           if f.usage is not None and f.usage.roots[0] == r_)
         paths = ", ".join(f"'{declared.json_path(p) if p else '$'}'" for p in _key_paths(lane, r_))
-        columns.append(f"case when contains({text}, '[') or contains({text}, '{{}}')\n"
-                       f"        or strlen({text}) - strlen(replace({text}, ':', '')) > case s.source_format {counts} end\n"
+        columns.append(f"case when contains({text}, '[') or strlen({text}) <> case s.source_format {lengths} end\n"
                        f"    then json_keys(s.{_usage_column(r_)}, [{paths}]) end as k_{r_[0]}")
     return ",\n".join(columns).split("\n")
 
