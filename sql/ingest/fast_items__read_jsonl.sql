@@ -92,8 +92,9 @@ shaped as (
     from src s
 ),
 keyed as (
-    -- the keys of each usage object's declared objects, listed (one json_keys parse) only where its colons
-    -- outnumber the declared keys present, i.e. where it may hold an undeclared key (format_sql.lane_usage_keys)
+    -- the keys of each usage object's declared objects, listed (one json_keys parse) only where its text is not as
+    -- long as its declared keys present and their typed values make it, or holds a '[' (an array), i.e. where it may
+    -- hold an undeclared key (format_sql.lane_usage_keys)
     select
         s.*,
         -- <generated usage_keys>

@@ -262,10 +262,11 @@ def test_an_undeclared_usage_key_leaves_the_fast_lane_and_is_reported(tmp_path):
         assert any(f"usage key {key} carried {tokens:,} tokens on 1 row(s) on 2026-11-20" in m for m in findings), key
 
 
-def test_the_lane_lists_usage_keys_only_where_colons_outnumber_the_declared_keys_present(tmp_path):
-    """The undeclared-key check lists a usage object's keys (json_keys) only where its text holds more colons than
-    declared keys present: a colon inside a string, an explicit null beside a made-up key, or a made-up key in a
-    declared object still defer the line; a clean usage object is not listed and stays in the lane."""
+def test_the_lane_lists_usage_keys_only_where_the_text_is_longer_than_its_declared_keys_make_it(tmp_path):
+    """The undeclared-key check lists a usage object's keys (json_keys) only where its text is not as long as its
+    declared keys present and their values make it, or holds a '[': a made-up key (beside an explicit null, nested,
+    or holding a colon) or an informational leaf holding an object defers the line; a colon, a bracket or a
+    non-ASCII letter inside a string, with every key declared, stays in the lane, as does a clean usage object."""
     import json
 
     from pipelines.ingest import stage as ingest
@@ -282,6 +283,12 @@ def test_the_lane_lists_usage_keys_only_where_colons_outnumber_the_declared_keys
         anthropic({"cache_creation_input_tokens": None, "hologram_tokens": 4}),  # 3: null beside a made-up key
         anthropic({"cache_creation": {"ephemeral_5m_input_tokens": 0, "hologram_tokens": 4}}),  # 4: nested made-up key
         anthropic({"hologram_tokens": "a:b"}),  # 5: a made-up key holding a colon
+        anthropic({"service_tier": "st[and\u00e1rd"}),  # 6: a bracket and a non-ASCII letter in a string: stays
+        {"id": "c", "object": "chat.completion", "model": "gpt-4o-2024-08-06",  # 7: total_tokens holding an object
+         "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": {}}},
+        {"id": "c", "object": "chat.completion", "model": "gpt-4o-2024-08-06",  # 8: clean, every key declared
+         "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59,
+                   "prompt_tokens_details": {"cached_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}}},
     ]
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -290,5 +297,5 @@ def test_the_lane_lists_usage_keys_only_where_colons_outnumber_the_declared_keys
         for n, body in enumerate(bodies, 1)), encoding="utf-8")
     conn = warehouse.connect(tmp_path / "lane.duckdb")
     log = discover(logs)[0]
-    assert ingest._fast_lane(conn, log, lane_params(log)).to_pylist() == [3, 4, 5]
+    assert ingest._fast_lane(conn, log, lane_params(log)).to_pylist() == [3, 4, 5, 7]
     conn.close()
