@@ -29,6 +29,10 @@ def ensure(package: str, installed: Callable[[], bool]) -> None:
         for command in ([*APT, "install", package], [*APT, "update"], [*APT, "install", package]):
             if installed():
                 return
-            done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+            except (OSError, subprocess.TimeoutExpired) as error:  # no apt-get here, or it hung
+                said = str(error)
+                continue
             said = (done.stderr or done.stdout).strip()[-400:]
         assert installed(), f"Debian's {package} package could not be installed: {said}"

@@ -521,7 +521,6 @@ def _usage_column(root: tuple[str, ...]) -> str:
 def _key_objects(fmt: Format) -> list[tuple[tuple[str, ...], dict]]:
     """(relative path, declared children) of every object of the format's usage keys (mapped, informational,
     unpriced) outside arrays, the root first; an array's elements are under ``name[*]``."""
-    keys = fmt.known_usage_keys() + [k for k in fmt.usage.unpriced if k not in fmt.known_usage_keys()]
     found = []
 
     def walk(node, path):
@@ -529,8 +528,14 @@ def _key_objects(fmt: Format) -> list[tuple[tuple[str, ...], dict]]:
         for key, child in node.items():
             if child is not None and not key.endswith("[*]"):
                 walk(child, path + (key,))
-    walk(trie([declared.split_path(k) for k in keys], struct_wins=True), ())
+    walk(_usage_key_trie(fmt), ())
     return found
+
+
+def _usage_key_trie(fmt: Format) -> dict:
+    """The trie of the format's usage keys (mapped, informational, unpriced), relative to its usage root."""
+    keys = fmt.known_usage_keys() + [k for k in fmt.usage.unpriced if k not in fmt.known_usage_keys()]
+    return trie([declared.split_path(k) for k in keys], struct_wins=True)
 
 
 def _key_paths(lane: list[Format], root: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -558,7 +563,6 @@ def _expected_length(fmt: Format, schema: dict) -> str:
     counts as ``{}``, an informational leaf holding an object not at all (the lane defers such a leaf)."""
     root = fmt.usage.roots[0]
     informational = {declared.split_path(k) for k in fmt.usage.informational}
-    keys = fmt.known_usage_keys() + [k for k in fmt.usage.unpriced if k not in fmt.known_usage_keys()]
 
     def length(node: dict, path: tuple[str, ...]) -> str:
         terms = []
@@ -575,7 +579,7 @@ def _expected_length(fmt: Format, schema: dict) -> str:
                 inner = length(child, here) if child is not None else "2"
                 terms.append(f"case when {expr} is not null then {inner} + {fixed} else 0 end")
         return f"greatest({' + '.join(terms)} + 1, 2)" if terms else "2"
-    return length(trie([declared.split_path(k) for k in keys], struct_wins=True), ())
+    return length(_usage_key_trie(fmt), ())
 
 
 def lane_usage_keys(lane: list[Format], roots: list[tuple[str, ...]], schema: dict) -> list[str]:
@@ -602,8 +606,8 @@ def lane_usage_keys(lane: list[Format], roots: list[tuple[str, ...]], schema: di
 
 
 def lane_usage_check(lane: list[Format], schema: dict) -> str:
-    """picked's ``undeclared_usage``, decided only where keyed listed the usage object's keys (elsewhere its
-    structural characters show none of these, ``lane_usage_keys``): the format's usage object holds a key it does
+    """picked's ``undeclared_usage``, decided only where keyed listed the usage object's keys (elsewhere its text's
+    length shows none of these, ``lane_usage_keys``): the format's usage object holds a key it does
     not declare (a declared object, the root first, has more keys than declared ones present), a declared leaf holds
     an object or array, or an array of the declaration has elements that are not objects or hold an undeclared key:
     then the general walk (unmapped_usage__create.sql) decides, so the line defers."""

@@ -146,9 +146,27 @@ def test_every_unmapped_usage_key_is_kept_on_its_row_and_reported_per_day(run):
     assert query(run, "select uncached_input_tokens, output_tokens from core.usage where request_id = 'un-openai'") == [(1200, 80)]
 
 
-def test_the_fast_lane_defers_a_documented_unpriced_key_and_takes_a_zero_one():
-    sql = (REPO / "sql" / "ingest" / "fast_items__read_jsonl.sql").read_text()
-    assert "s.t_usage.prompt_tokens_details.audio_tokens <> '0'" in sql  # the usage object's own typed column
+def test_the_fast_lane_defers_a_documented_unpriced_key_and_takes_a_zero_one(tmp_path):
+    """OpenAI's prompt_tokens_details.audio_tokens is documented and priced by no token class here: a count above
+    zero leaves the lane (the general normaliser reports it), a zero stays."""
+    import json
+
+    from pipelines.ingest import stage as ingest
+    from pipelines.ingest.discover import discover
+    from pipelines.lib import warehouse
+    from tests.sql.test_fast_lane import lane_params
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "audio.jsonl").write_text("".join(
+        json.dumps({"ts": "2026-11-20T10:00:00Z", "request_id": f"a-{audio}", "response": {
+            "id": "c", "object": "chat.completion", "model": "gpt-4o-2024-08-06",
+            "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59,
+                      "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": audio}}}}) + "\n"
+        for audio in (400, 0)), encoding="utf-8")
+    conn = warehouse.connect(tmp_path / "lane.duckdb")
+    log = discover(logs)[0]
+    assert ingest._fast_lane(conn, log, lane_params(log)).to_pylist() == [1]
+    conn.close()
 
 
 def test_every_usage_key_declaration_has_a_source():
