@@ -7,7 +7,7 @@ import duckdb
 
 from pipelines.ingest import stage as ingest
 from pipelines.lib import warehouse
-from pipelines.lib.whatif import routing, routing_inputs, routing_mart
+from pipelines.lib.whatif import routing_columns, routing_inputs, routing_mart
 from tests.conftest import REPO
 
 START, END = date(2026, 10, 1), date(2026, 10, 5)
@@ -18,7 +18,7 @@ def mart(conn) -> list[tuple]:
 
 
 def full_recompute(conn) -> list[tuple]:
-    """The mart as a replay of every day from scratch gives it."""
+    """The mart as a replay of every day from scratch, request by request (routing.Replayer), gives it."""
     scratch = duckdb.connect(":memory:")
     scratch.register("rows_in", routing_mart.routing_rows(routing_inputs.usage_requests(conn)))
     return scratch.execute("select * from rows_in order by all").fetchall()
@@ -32,9 +32,9 @@ def test_a_second_refresh_of_unchanged_days_replays_none_and_a_changed_day_alone
     conn = warehouse.prepare(duckdb.connect(":memory:"))
     ingest.stage_logs(conn, tmp_path / "logs")
     replayed = []
-    real_chunks = routing_inputs.usage_request_chunks  # a replayed day's requests are read by it alone
-    monkeypatch.setattr(routing_inputs, "usage_request_chunks",
-                        lambda conn, day, after, rows: replayed.append(day) or real_chunks(conn, day, after, rows))
+    real_batches = routing_inputs.usage_request_batches  # a replayed day's requests are read by it alone
+    monkeypatch.setattr(routing_inputs, "usage_request_batches",
+                        lambda conn, day, after, rows: replayed.append(day) or real_batches(conn, day, after, rows))
 
     assert routing_mart.refresh(conn, START, END) == routing_mart.Refreshed(replayed_days=4, kept_days=0, removed_days=0)
     first = mart(conn)
@@ -86,8 +86,9 @@ def test_a_day_is_replayed_in_bounded_chunks_with_the_rows_of_a_whole_replay(tmp
     real_statement = routing_inputs.statement
     monkeypatch.setattr(routing_inputs, "statement", lambda name: reads.append(name) or real_statement(name))
     fed = []
-    real_feed = routing.Replayer.feed
-    monkeypatch.setattr(routing.Replayer, "feed", lambda self, requests, cards: fed.append(len(requests)) or real_feed(self, requests, cards))
+    real_feed = routing_columns.ColumnReplay.feed
+    monkeypatch.setattr(routing_columns.ColumnReplay, "feed",
+                        lambda self, codes, prompt, cacheable: fed.append(len(codes)) or real_feed(self, codes, prompt, cacheable))
     assert routing_mart.refresh(conn, START, END).replayed_days == 2
     assert max(fed) == 7 and sum(fed) == 6 * conn.execute("select count(*) from core.usage where prompt_tokens > 0").fetchall()[0][0]
     per_day = [n for (n,) in conn.execute("select count(*) from core.usage where prompt_tokens > 0 group by day").fetchall()]

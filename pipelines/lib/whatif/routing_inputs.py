@@ -21,6 +21,7 @@ from datetime import date, datetime, time, timezone
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from pipelines.ingest.discover import discover
 from pipelines.lib.sql import statement
@@ -28,7 +29,7 @@ from pipelines.lib.whatif.routing import Request
 
 DEFAULT_BLOCK_TOKENS = 512  # tokens per hash_ids block in Mooncake traces (FAST'25 trace README)
 TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
-CHUNK_ROWS = 200_000  # usage rows per chunk of a day's replay: about 60 MB of requests held at once
+CHUNK_ROWS = 200_000  # usage rows per Arrow batch of a day's replay (a few MB of columns held at once)
 # a large day's rows are read (and sorted by DuckDB) one slice of request time after another, each
 # slice about this many rows: measured at 5M requests a day, the routing step of a run peaked at 2.17 GB
 # of RSS sorting the whole day at once; a 5M-row day alone: 1.04 GB in one query, 0.54 GB in 5 slices
@@ -126,24 +127,21 @@ def usage_requests(conn: duckdb.DuckDBPyConnection, start: date = date(1, 1, 1),
     return out
 
 
-def usage_request_chunks(conn: duckdb.DuckDBPyConnection, start: date, end: date, rows: int = 0,
-                         chunk_rows: int | None = None) -> Iterator[list[Request]]:
-    """The requests of ``usage_requests`` for the UTC days ``[start, end)``, in arrival order, in lists of
-    at most ``chunk_rows`` (default ``CHUNK_ROWS``): a day is replayed without holding its requests at once.
-    ``rows``, the requests the range holds (0: not known), cuts it into ``ceil(rows / SLICE_ROWS)`` equal
-    slices of request time read one after another, so DuckDB sorts one slice at a time (memory flat in
-    the day's size; a small day is one query). ``conn`` runs nothing else until the chunks are consumed."""
+def usage_request_batches(conn: duckdb.DuckDBPyConnection, start: date, end: date, rows: int = 0,
+                          chunk_rows: int | None = None) -> Iterator[pa.RecordBatch]:
+    """The rows of ``usage_requests`` for the UTC days ``[start, end)`` (``prefix_family``, ``prompt_tokens``,
+    ``cacheable_tokens``), in arrival order, in Arrow batches of at most ``chunk_rows`` (default
+    ``CHUNK_ROWS``): a day is replayed without holding its requests at once. ``rows``, the requests the
+    range holds (0: not known), cuts it into ``ceil(rows / SLICE_ROWS)`` equal slices of request time read
+    one after another, so DuckDB sorts one slice at a time (memory flat in the day's size; a small day is
+    one query). ``conn`` runs nothing else until the batches are consumed."""
     first, last = _midnight(start), _midnight(end)
     slices = max(1, -(-rows // SLICE_ROWS))
     bounds = [first + (last - first) * i / slices for i in range(slices)] + [last]
     for sliced_from, sliced_to in zip(bounds, bounds[1:]):
-        reader = conn.execute(statement("whatif/routing__usage_requests"),
-                              {"start": start, "end": end, "from": sliced_from, "to": sliced_to}
-                              ).fetch_record_batch(chunk_rows or CHUNK_ROWS)
-        for batch in reader:
-            columns = batch.to_pydict()
-            yield [_request(family, prompt, cacheable) for family, prompt, cacheable in
-                   zip(columns["prefix_family"], columns["prompt_tokens"], columns["cacheable_tokens"])]
+        yield from conn.execute(statement("whatif/routing__usage_requests"),
+                                {"start": start, "end": end, "from": sliced_from, "to": sliced_to}
+                                ).fetch_record_batch(chunk_rows or CHUNK_ROWS)
 
 
 def _midnight(day: date) -> datetime:

@@ -1,7 +1,7 @@
 """marts.whatif_routing kept up to date by replaying only the days whose inputs changed.
 
-The routing replay (``routing.replay``, Python, about 3 s per million requests for each of the six
-policy and card-count pairs) reads nothing but the day's own usage rows: each card's cache starts cold
+The routing replay (``routing_columns.ColumnReplay``, the mart's six policy and card-count pairs over a
+day's rows in Arrow batches) reads nothing but the day's own usage rows: each card's cache starts cold
 every day. So a day whose replay inputs are what its stored rows were computed from gives the same
 rows again, and a window rebuilt for another reason (late data marking the days after it pending,
 repricing every day after a price-book change) need not replay it. ``refresh`` compares each day's
@@ -11,20 +11,20 @@ settings with the digest recorded in ``stage.whatif_routing_inputs`` when the da
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
-from pipelines.lib.whatif import routing, routing_inputs
+from pipelines.lib.whatif import routing, routing_columns, routing_inputs
 
-MART_CARDS = (4, 8)  # card counts the routing mart compares (the CLI takes any --cards); each replay of a
-# day costs about 3 s per million requests (measured), so the mart costs about 6 x that per replayed day
+MART_CARDS = (4, 8)  # card counts the routing mart compares (the CLI takes any --cards); the mart's six
+# replays of a 5M-request day took 4.1 s column-wise, 46.1 s request by request (measured, bench/README.md)
 SETTINGS = f"cards={','.join(map(str, MART_CARDS))};policies={','.join(routing.POLICIES)}"
 SCHEMA = pa.schema([("day", pa.date32()), ("policy", pa.string()), ("cards", pa.int32()), ("requests", pa.int64()),
                     ("prompt_tokens", pa.int64()), ("token_hit_rate", pa.float64()), ("prefill_tokens", pa.int64()),
@@ -42,26 +42,38 @@ class Refreshed:
 
 
 def routing_rows(by_day: dict) -> pa.Table:
-    """Rows of ``marts.whatif_routing`` for each day's requests: every policy over each of ``MART_CARDS``."""
+    """Rows of ``marts.whatif_routing`` for each day's requests (``routing.Request`` lists), every policy over
+    each of ``MART_CARDS``, replayed request by request (``routing.Replayer``): the reference the mart's
+    column-wise replay (``day_rows``) is tested against."""
     rows = []
     for day, requests in sorted(by_day.items()):
-        rows += day_rows(day, [requests], Counter(r.family for r in requests))
+        prompt = sum(r.prompt_tokens for r in requests)
+        for cards in MART_CARDS:
+            for policy in routing.POLICIES:
+                result = routing.replay(requests, cards, policy)
+                rows.append({"day": day, "policy": policy, "cards": cards, "requests": len(requests),
+                             "prompt_tokens": prompt, **result.as_dict()})
     return pa.Table.from_pylist(rows, schema=SCHEMA)
 
 
-def day_rows(day: date, chunks: Iterable[Sequence[routing.Request]], family_counts: Mapping[str, int]) -> list[dict]:
-    """The mart's rows of one day whose requests come in ``chunks`` (in arrival order; read once, each
-    chunk fed to every policy and card count, so only one chunk is held at a time)."""
-    replays = [(cards, policy, routing.CardAssigner(cards, policy, family_counts), routing.Replayer(cards))
+def day_rows(day: date, batches: Iterable[pa.RecordBatch], family_counts: Mapping[str, int]) -> list[dict]:
+    """The mart's rows of one day whose usage rows come in Arrow ``batches`` (``prefix_family``,
+    ``prompt_tokens``, ``cacheable_tokens``; in arrival order, read once, each batch fed to every policy and
+    card count, so only one batch is held at a time); ``family_counts``: requests per family of the day."""
+    families = pa.array(list(family_counts), pa.string())
+    replays = [(cards, policy, routing_columns.ColumnReplay(cards, policy, family_counts, families))
                for cards in MART_CARDS for policy in routing.POLICIES]
     requests = prompt = 0
-    for chunk in chunks:
-        requests += len(chunk)
-        prompt += sum(r.prompt_tokens for r in chunk)
-        for _, _, assigner, replayer in replays:
-            replayer.feed(chunk, assigner.assign(chunk))
+    for batch in batches:
+        codes = routing_columns.family_codes(batch, families)
+        prompts = batch["prompt_tokens"].to_numpy(zero_copy_only=False).astype(np.int64)
+        cacheable = batch["cacheable_tokens"].to_numpy(zero_copy_only=False).astype(np.int64)
+        requests += len(codes)
+        prompt += int(prompts.sum())
+        for _, _, replay in replays:
+            replay.feed(codes, prompts, cacheable)
     return [{"day": day, "policy": policy, "cards": cards, "requests": requests, "prompt_tokens": prompt,
-             **replayer.result().as_dict()} for cards, policy, _, replayer in replays]
+             **replay.result().as_dict()} for cards, policy, replay in replays]
 
 
 def refresh(conn: duckdb.DuckDBPyConnection, start: date, end: date) -> Refreshed:
@@ -83,7 +95,7 @@ def refresh(conn: duckdb.DuckDBPyConnection, start: date, end: date) -> Refreshe
     for day in stale:  # day by day, chunk by chunk: memory flat in the window's and the day's size
         after = date.fromordinal(day.toordinal() + 1)
         counts = routing_inputs.family_counts(conn, day, after)
-        rows += day_rows(day, routing_inputs.usage_request_chunks(conn, day, after, sum(counts.values())), counts)
+        rows += day_rows(day, routing_inputs.usage_request_batches(conn, day, after, sum(counts.values())), counts)
     table = pa.Table.from_pylist(rows, schema=SCHEMA)
     done = pa.table({"day": pa.array(stale, pa.date32()), "inputs": pa.array([inputs[d] for d in stale], pa.string())})
     days = {"days": stale + removed}
