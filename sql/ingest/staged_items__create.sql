@@ -37,5 +37,7 @@ select
         else i.request_id
     end as request_id
 from items i
-asof join batch_files b on i.source_line >= b.base  -- the file whose range starts last at or before the number
-where i.source_line < b.base + b.span;
+-- the file whose range [base, base + span) holds the number (the ranges do not overlap). A range join, not an
+-- ASOF join: with one file (a large file is a batch alone) DuckDB loops over its one row, where an ASOF join
+-- sorted every record (measured on a 5M-record file: 3.2 s against 18.5 s; bench/README.md)
+join batch_files b on i.source_line >= b.base and i.source_line < b.base + b.span;
