@@ -37,15 +37,17 @@ def invariant(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, 
     The statement returns one row: ``violations`` first, then optionally ``offending``, a JSON list of
     examples (kept in the metadata, at most ``OFFENDING_EXAMPLES``, and shown by the CLI when a blocking
     check fails). With ``in_parts`` it runs once per part of the window (``partitions.window_parts``, for
-    a predicate whose violations are each within one day) and the counts and examples are summed; with
+    a predicate whose violations are each within one day; cut by request ids too where it takes ``$bucket``,
+    for one whose violations are each within one request) and the counts and examples are summed; with
     ``in_id_buckets`` once per bucket of request ids (``partitions.id_buckets``, for a predicate over
     every id of the window that takes ``$bucket`` and ``$buckets``), summed the same way.
     """
     text = statement(f"checks/{sql_name}")
     violations, offending, has_offending = 0, [], False
-    parts = window_parts(conn, params) if in_parts else id_buckets(conn, params) if in_id_buckets else [params]
+    parts = (window_parts(conn, params, by_ids="$bucket" in text) if in_parts
+             else id_buckets(conn, params) if in_id_buckets else [params])
     for part in parts:
-        cursor = conn.execute(text, params_for(text, part))
+        cursor = conn.execute(text, params_for(text, {"bucket": 0, "buckets": 1, **part}))  # uncut: one bucket
         row = cursor.fetchall()[0]
         columns = [d[0] for d in cursor.description]
         violations += int(row[0])

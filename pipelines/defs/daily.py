@@ -9,7 +9,7 @@ import duckdb
 from pipelines.defs.catalog import table_spec
 from pipelines.defs.partitions import daily_partitions, window_parts
 from pipelines.lib import faults
-from pipelines.lib.sql import statement
+from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
 
@@ -56,14 +56,16 @@ def replace_window(conn: duckdb.DuckDBPyConnection, delete_sql: str, insert_sql:
 
     ``delete_sql`` / ``insert_sql`` name files under ``sql/``; with ``in_parts`` the insert runs once per
     part of the window (``partitions.window_parts``: for a statement whose every day's rows depend on that
-    day's rows alone). On any error the transaction is rolled back, so readers never see a half-written day, and
+    day's rows alone; cut by request ids too where it takes ``$bucket``). On any error the transaction is rolled back, so readers never see a half-written day, and
     the error is raised again.
     """
     with transaction(conn):
         conn.execute(statement(delete_sql), params)
         faults.maybe_die(f"window:{insert_sql}")
-        for part in window_parts(conn, insert_params or params) if in_parts else [insert_params or params]:
-            conn.execute(statement(insert_sql), part)
+        text = statement(insert_sql)
+        for part in (window_parts(conn, insert_params or params, by_ids="$bucket" in text) if in_parts
+                     else [insert_params or params]):
+            conn.execute(text, params_for(text, {"bucket": 0, "buckets": 1, **part}))  # uncut: one bucket
 
 
 def rebuild_window(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, sql: str, table: str,

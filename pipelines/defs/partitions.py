@@ -34,17 +34,22 @@ def window_label(params: dict) -> str:
 PART_ROWS = 1_000_000  # usage rows of the consecutive days one part of a window holds (a larger day: alone)
 
 
-def window_parts(conn: duckdb.DuckDBPyConnection, params: dict) -> list[dict]:
+def window_parts(conn: duckdb.DuckDBPyConnection, params: dict, by_ids: bool = False) -> list[dict]:
     """``params`` once per part of its window ``[start, end)``: runs of consecutive UTC days holding at
     most ``PART_ROWS`` ``core.usage`` rows together (a day with more is a part alone), oldest first; the
     same parameters with the part's ``start`` and ``end``. A window without usage rows is one part.
+    With ``by_ids`` (for a statement that takes ``$bucket`` and ``$buckets`` and keeps the rows whose
+    ``hash(request_id) % $buckets = $bucket``), a day with more than ``PART_ROWS`` rows is cut further into
+    ``ceil(rows / PART_ROWS)`` buckets of its request ids; every part carries ``bucket`` and ``buckets``
+    (0 and 1 when not cut).
 
     A statement that joins the window's usage and cost rows on ``(request_id, day)`` holds a hash table
     of the window's rows; part by part it holds one part's. Measured at 8M requests over four days
     (``bench/README.md``, peak memory): the three checks that join them peaked at 1.26-1.39 GB of RSS
     over the window (DuckDB at its 1 GB limit plus 0.3 GB it does not count) and 1.05 GB day by day,
     in 8.6 s against 9.5-10.5 s. Small days stay together, so a long rebuild of small days is not a
-    statement per day.
+    statement per day; a large day's buckets keep each hash table to about a million rows whatever the
+    day's size (the peak of a run no longer grows with its largest day).
     """
     rows = dict(conn.execute("select day, count(*) from core.usage where day >= $start and day < $end group by day",
                              {"start": params["start"], "end": params["end"]}).fetchall())
@@ -56,7 +61,14 @@ def window_parts(conn: duckdb.DuckDBPyConnection, params: dict) -> list[dict]:
         held += rows.get(day, 0)
         day += timedelta(days=1)
     parts.append({**params, "start": first, "end": params["end"]})
-    return parts
+    if not by_ids:
+        return parts
+    cut = []
+    for part in parts:
+        held = sum(n for d, n in rows.items() if part["start"] <= d < part["end"])
+        buckets = max(1, -(-held // PART_ROWS))
+        cut += [{**part, "bucket": bucket, "buckets": buckets} for bucket in range(buckets)]
+    return cut
 
 
 def id_buckets(conn: duckdb.DuckDBPyConnection, params: dict) -> list[dict]:

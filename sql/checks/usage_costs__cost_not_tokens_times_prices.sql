@@ -1,11 +1,12 @@
 -- Priced rows of [$start, $end) whose list_cost_usd is not exactly the sum of tokens x applied prices,
 -- whose cost_usd is not the billed amount where the row reports one (else the list cost), whose
 -- cost_basis says otherwise, whose savings are not no_cache_cost - cost, or unpriced rows that carry a
--- cost. Must be 0.
+-- cost. Must be 0. Runs once per part of the window, a large day once per bucket of its ids ($bucket of
+-- $buckets, by hash(request_id): partitions.window_parts), so the join's hash table holds about a million rows.
 select count(*) as violations
 from core.usage_costs c
 join core.usage u using (request_id, day)  -- (day: the window's rows only)
-where c.day >= $start and c.day < $end
+where c.day >= $start and c.day < $end and hash(c.request_id) % $buckets::ubigint = $bucket::ubigint
   and (
       (c.priced and (
           c.list_cost_usd is distinct from usd(u.uncached_input_tokens, coalesce(c.input_per_mtok, 0))

@@ -85,13 +85,15 @@ BREAKS = [
 
 @pytest.mark.parametrize("name, predicate, damage", BREAKS, ids=[f"{b[0]}-{n}" for n, b in enumerate(BREAKS)])
 def test_each_invariant_fails_when_its_rule_is_broken(db, name, predicate, damage, monkeypatch):
-    monkeypatch.setattr(partitions, "PART_ROWS", 1)  # in parts: a day each
+    monkeypatch.setattr(partitions, "PART_ROWS", 25)  # in parts: a day each (60 rows), cut into 3 buckets of ids
     by_id = predicate in IN_ID_BUCKETS  # these take a bucket of ids: one bucket of the window's 600 rows here
     with duckdb.connect(str(db)) as conn:
         assert checks.invariant(conn, ["x"], name, predicate, WINDOW, in_id_buckets=by_id).passed
         conn.execute(damage)
         broken = checks.invariant(conn, ["x"], name, predicate, WINDOW, in_id_buckets=by_id)
         if predicate in IN_PARTS:  # the assets run these part by part: the same count either way
+            assert len(partitions.window_parts(conn, WINDOW, by_ids="$bucket" in statement(f"checks/{predicate}"))) == (
+                30 if predicate in CUT_BY_IDS else 10)
             in_parts = checks.invariant(conn, ["x"], name, predicate, WINDOW, in_parts=True)
             assert (in_parts.passed, in_parts.metadata["violations"].value) == (False, broken.metadata["violations"].value)
         if by_id:  # and bucket by bucket: 600 or 601 rows in 6 or 7 buckets of ids
@@ -106,6 +108,8 @@ def test_each_invariant_fails_when_its_rule_is_broken(db, name, predicate, damag
 # the predicates the assets run once per part of their window (checks.invariant(in_parts=True))
 IN_PARTS = {"usage_costs__rows_not_priced_once", "usage_costs__cost_not_tokens_times_prices",
             "daily_savings__totals_differ_from_line_items"}
+# of those, the predicates whose parts are cut by request ids too where a day is large (they take $bucket)
+CUT_BY_IDS = {"usage_costs__rows_not_priced_once", "usage_costs__cost_not_tokens_times_prices"}
 # the predicates the assets run once per bucket of the window's request ids (checks.invariant(in_id_buckets=True))
 IN_ID_BUCKETS = {"usage__duplicate_request_ids"}
 
@@ -133,9 +137,18 @@ def test_a_window_is_cut_into_runs_of_days_of_at_most_part_rows_usage_rows(db, m
                      "from core.usage where day = '2026-11-06'")  # 120 rows
         parts = partitions.window_parts(conn, {**WINDOW, "other": 1})
         empty = partitions.window_parts(conn, {"start": date(2025, 1, 1), "end": date(2025, 1, 4)})
+        monkeypatch.setattr(partitions, "PART_ROWS", 50)
+        cut = partitions.window_parts(conn, {**WINDOW, "other": 1}, by_ids=True)
+        per_bucket = [conn.execute("select count(*) from core.usage where day >= $start and day < $end "
+                                   "and hash(request_id) % $buckets::ubigint = $bucket::ubigint",
+                                   {k: p[k] for k in ("start", "end", "bucket", "buckets")}).fetchone()[0] for p in cut]
     assert [(p["start"].day, p["end"].day, p["other"]) for p in parts] == [
         (1, 3, 1), (3, 5, 1), (5, 6, 1), (6, 7, 1), (7, 9, 1), (9, 11, 1)]
     assert empty == [{"start": date(2025, 1, 1), "end": date(2025, 1, 4)}]
+    # by ids, at PART_ROWS 50: each day alone, a day of 60 rows in two buckets of its ids, the day of 120 in three
+    assert [(p["start"].day, p["end"].day, p["bucket"], p["buckets"]) for p in cut] == [
+        (d, d + 1, b, 3 if d == 6 else 2) for d in range(1, 11) for b in range(3 if d == 6 else 2)]
+    assert sum(per_bucket) == 660 and sum(per_bucket[10:13]) == 120 and max(per_bucket) < 60
 
 
 def test_a_check_run_in_parts_counts_every_part_of_the_window(db, monkeypatch):
