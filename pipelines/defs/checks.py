@@ -77,7 +77,6 @@ def distribution(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: st
 
 
 def gx():
-    """The ``great_expectations.expectations`` module (imported lazily: it takes seconds)."""
-    import great_expectations as gx_module
-
-    return gx_module.expectations
+    """The ``great_expectations.expectations`` module (imported lazily: it takes seconds; after the
+    background preload has finished, never beside it: ``expectations.module``)."""
+    return expectations.module().expectations

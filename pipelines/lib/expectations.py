@@ -66,9 +66,20 @@ def preload() -> None:
 
 
 def _ready():
+    """The batch definition, once the preload (if started) has finished: the package must not be imported
+    from two threads at once (its circular imports then fail half-way, seen in a run as "partially
+    initialized module 'sqlalchemy.orm.exc' has no attribute 'UnmappedClassError'")."""
     if _preload is not None:
         _preload.join()
     return _batch_definition()
+
+
+def module():
+    """The ``great_expectations`` package, imported after the preload (if started) has finished (``_ready``)."""
+    _ready()
+    import great_expectations
+
+    return great_expectations
 
 
 @cache
@@ -89,9 +100,9 @@ def validate(conn: duckdb.DuckDBPyConnection, sql: str, params: dict, expectatio
     At most ``sample_rows()`` rows are validated (a uniform sample of a larger result). A query with
     no rows yields successful outcomes with zero elements.
     """
+    batches = _ready()
     import great_expectations as gx
 
-    batches = _ready()
     suite = gx.ExpectationSuite(name="cachemeter_checks", expectations=list(expectations))
     in_window = conn.execute(f"select count(*) from ({sql})", params).fetchall()[0][0]
     limit = sample_rows()

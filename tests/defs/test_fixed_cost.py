@@ -39,3 +39,37 @@ def test_gx_only_when_days_are_built_and_chart_images_only_where_they_are_kept(t
     assert "charts" not in metadata
     assert metadata["report"].value == str(tmp_path / "report.html")
     assert (tmp_path / "report.html").stat().st_size > 100_000  # the page itself is still written
+
+
+def test_the_checks_import_great_expectations_only_after_the_background_preload_has_finished(monkeypatch):
+    # Importing the package from two threads at once fails half-way on its circular imports (seen in the
+    # suite: a day failed with "partially initialized module 'sqlalchemy.orm.exc'"), so the expectation
+    # objects an asset builds (checks.gx) wait for the preload thread, and so does validation.
+    import threading
+
+    import great_expectations  # noqa: F401  already imported, so only the wait can hold checks.gx()
+
+    from pipelines.defs import checks
+
+    started, release, events = threading.Event(), threading.Event(), []
+
+    def slow_preload():  # the first call (the preload thread's) takes until released; later ones are the cache's
+        if started.is_set():
+            return "batches"
+        started.set()
+        release.wait(10)
+        events.append("preload done")
+        return "batches"
+
+    slow_preload.cache_clear = lambda: None
+    monkeypatch.setattr(expectations, "_batch_definition", slow_preload)
+    monkeypatch.setattr(expectations, "_preload", None)
+    expectations.preload()
+    assert started.wait(10)
+    caller = threading.Thread(target=lambda: events.append(("gx", checks.gx().__name__)))
+    caller.start()
+    caller.join(0.5)
+    assert caller.is_alive() and events == []  # held while the preload runs
+    release.set()
+    caller.join(10)
+    assert events == ["preload done", ("gx", "great_expectations.expectations")]
