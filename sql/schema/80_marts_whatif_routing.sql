@@ -1,8 +1,9 @@
 -- marts.whatif_routing: the routing what-if on each UTC day's usage (grain: day, policy, cards).
 -- The day's core.usage rows are replayed in arrival order over `cards` cards, each with its own
 -- infinite prefix cache that starts cold every day, under each policy (round_robin, prefix_hash,
--- prefix_hash_split_hot; pipelines/lib/whatif/routing.py). A request's cacheable span is the tokens
--- its log says were read or written, one block per prefix family (routing_inputs.py). Shares 0..1.
+-- prefix_hash_split_hot; pipelines/lib/whatif/routing.py; computed column-wise by routing_columns.py, equal
+-- to the request-by-request replay). A request's cacheable span is the tokens its log says were read or
+-- written, one block per prefix family (routing_inputs.py). Shares 0..1.
 create table if not exists marts.whatif_routing (
     day                         date,    -- UTC day replayed
     policy                      varchar, -- round_robin, prefix_hash or prefix_hash_split_hot
