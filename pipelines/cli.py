@@ -104,6 +104,9 @@ def run(
         steps = {"ingest": "Reading logs", "build": "Building UTC days", "publish": "Publishing"}
 
         def listener(step: str, done: int, total: int, label: str) -> None:
+            if step == "warning":
+                bar.console.print(f"[yellow]warning:[/yellow] {label}", soft_wrap=True)
+                return
             bar.update(task, description=steps.get(step, step), completed=done, total=total, label=label)
 
         progress.set_listener(listener)

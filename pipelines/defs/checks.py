@@ -11,7 +11,7 @@ import json
 import dagster as dg
 import duckdb
 
-from pipelines.defs.partitions import id_buckets, window_parts
+from pipelines.defs.partitions import id_buckets, whole, window_parts
 from pipelines.lib import expectations
 from pipelines.lib.providers import PROVIDERS
 from pipelines.lib.sql import params_for, statement
@@ -47,7 +47,7 @@ def invariant(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, 
     parts = (window_parts(conn, params, by_ids="$bucket" in text) if in_parts
              else id_buckets(conn, params) if in_id_buckets else [params])
     for part in parts:
-        cursor = conn.execute(text, params_for(text, {"bucket": 0, "buckets": 1, **part}))  # uncut: one bucket
+        cursor = conn.execute(text, params_for(text, whole(part)))
         row = cursor.fetchall()[0]
         columns = [d[0] for d in cursor.description]
         violations += int(row[0])

@@ -7,7 +7,7 @@ import dagster as dg
 import duckdb
 
 from pipelines.defs.catalog import table_spec
-from pipelines.defs.partitions import daily_partitions, window_parts
+from pipelines.defs.partitions import daily_partitions, whole, window_parts
 from pipelines.lib import faults
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
@@ -65,7 +65,7 @@ def replace_window(conn: duckdb.DuckDBPyConnection, delete_sql: str, insert_sql:
         text = statement(insert_sql)
         for part in (window_parts(conn, insert_params or params, by_ids="$bucket" in text) if in_parts
                      else [insert_params or params]):
-            conn.execute(text, params_for(text, {"bucket": 0, "buckets": 1, **part}))  # uncut: one bucket
+            conn.execute(text, params_for(text, whole(part)))
 
 
 def rebuild_window(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, sql: str, table: str,

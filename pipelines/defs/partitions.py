@@ -71,6 +71,11 @@ def window_parts(conn: duckdb.DuckDBPyConnection, params: dict, by_ids: bool = F
     return cut
 
 
+def whole(params: dict) -> dict:
+    """``params`` as one uncut part: ``bucket`` 0 of 1 unless given (a statement that takes ``$bucket`` run whole)."""
+    return {"bucket": 0, "buckets": 1, **params}
+
+
 def id_buckets(conn: duckdb.DuckDBPyConnection, params: dict) -> list[dict]:
     """``params`` once per bucket of the window's ``request_id`` values: the same parameters with
     ``bucket`` (0-based) and ``buckets``, ``ceil(rows / BUCKET_ROWS)`` of them (at least 1), where

@@ -64,6 +64,7 @@ class FileResult:
     rows_quarantined: int
     skipped: bool = False  # unchanged since the last run, not read again
     error: str | None = None  # why the file could not be read (its earlier rows, if any, are kept)
+    note: str | None = None  # what the user should know though nothing was lost (the fast reader failed on it)
 
 
 SMALL_FILE_BYTES = 1 << 20  # files up to this size are staged many at a time
@@ -135,8 +136,8 @@ def _stage_found(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], entries: 
     # counts as they stand now: the duplicate rule may have moved a skipped file's records
     counts = {row[0]: row[1:] for row in conn.execute(
         "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files").fetchall()}
-    return [FileResult(name, *counts[name], skipped=results[name].skipped, error=results[name].error)
-            if name in counts else results[name] for name in sorted(results)]
+    return [FileResult(name, *counts[name], skipped=results[name].skipped, error=results[name].error,
+                       note=results[name].note) if name in counts else results[name] for name in sorted(results)]
 
 
 def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = date(2000, 1, 1),
@@ -187,6 +188,7 @@ class _Segment:
     span: int = 0
     in_lane: bool = False
     error: str | None = None  # why the file could not be read (quarantined as one record at line 0)
+    note: str | None = None  # the fast reader failed on the file (FileResult.note)
     line_starts: list[tuple[int, int]] | None = None  # (byte offset, line number) where a block's lines start (the lane's count)
     text_path: Path | None = None  # where those offsets are: the file, or a gzip file's text decompressed once (_fast_lane)
 
@@ -305,7 +307,7 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
     counts = {row[0]: row[1:] for row in conn.execute(
         "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files where source_file in "
         "(select unnest($names))", {"names": names}).fetchall()}
-    return [FileResult(s.log.relative, *counts[s.log.relative], error=s.error) for s in segments]
+    return [FileResult(s.log.relative, *counts[s.log.relative], error=s.error, note=s.note) for s in segments]
 
 
 def _read_file(log: LogFile, streaming: bool) -> tuple[list[Unreadable], Iterator[pa.Table] | list[pa.Table]]:
@@ -467,7 +469,9 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
             return 0, None
         starts: list = []
         text_path = scratch / "text.jsonl" if segment.log.is_gzip else None
-        deferred = _fast_lane(conn, segment.log, params, starts, text_path)
+        failures: list[str] = []
+        deferred = _fast_lane(conn, segment.log, params, starts, text_path, failures)
+        segment.note = _lane_note(failures)
         if deferred is None:
             return 0, None
         segment.in_lane, segment.base, segment.span = True, 0, 2**62
@@ -515,8 +519,10 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
             if ran:
                 conn.execute(statement("ingest/fast_items__read_jsonl"),
                              {"path": literal, **{name: params[name] for name in FAST_LANE_PARAMS}})
-        except duckdb.Error:
+        except duckdb.Error as error:
             ran = False
+            for segment in lane:
+                segment.note = _lane_note([_first_line(error)])
     if not ran or conn.execute("select count(*) from fast_items").fetchall()[0][0] != lines:
         conn.execute(statement("ingest/fast_items__create"))
         for segment in lane:
@@ -527,7 +533,8 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
 
 
 def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
-               line_starts: list | None = None, text_path: Path | None = None) -> pa.Array | None:
+               line_starts: list | None = None, text_path: Path | None = None,
+               failures: list[str] | None = None) -> pa.Array | None:
     """Normalise a plain JSONL file's common records with DuckDB's parallel reader; returns the deferred lines.
 
     ``sql/ingest/fast_items__read_jsonl.sql`` accepts the records the general normaliser would
@@ -538,7 +545,8 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
     does not apply: not a JSONL file, a name that is not UTF-8, an empty file, a gzip file cut short
     or damaged (the general reader keeps what precedes the damage), a file with blank lines (DuckDB
     numbers only non-blank lines, so its row positions would not be line numbers), or a file DuckDB's
-    reader fails on as a whole. ``line_starts`` (when given) is filled with where its blocks' lines start
+    reader fails on as a whole (then its first line is appended to ``failures``, when given, for the file's
+    ``FileResult.note``). ``line_starts`` (when given) is filled with where its blocks' lines start
     (``count_lines``), so the deferred lines are read again block by block, not whole.
 
     A gzip file is decompressed once: its text is written to ``text_path`` while its lines are counted, and
@@ -551,7 +559,7 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
         return None
     if log.is_gzip and text_path is None:
         with tempfile.TemporaryDirectory(prefix="cachemeter-lane-") as folder:
-            return _fast_lane(conn, log, params, None, Path(folder) / "text.jsonl")
+            return _fast_lane(conn, log, params, None, Path(folder) / "text.jsonl", failures)
     read_path = text_path if log.is_gzip else log.path
     literal = duckdb_literal_path(read_path)
     if literal is None:
@@ -566,13 +574,28 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
     try:
         conn.execute(statement("ingest/fast_items__read_jsonl"),
                      {"path": literal, **{name: params[name] for name in FAST_LANE_PARAMS}})
-    except duckdb.Error:
-        return None  # e.g. an object above DuckDB's maximum_object_size: the general reader takes the file
+    except duckdb.Error as error:  # e.g. an object above DuckDB's maximum_object_size, or out of memory
+        if failures is not None:
+            failures.append(_first_line(error))
+        return None  # the general reader takes the file (same rows, many times slower)
     if conn.execute("select count(*) from fast_items").fetchall()[0][0] != lines:
         conn.execute(statement("ingest/fast_items__create"))  # empty again: the general normaliser takes the file
         return None
     return conn.sql("select rowid + 1 as source_line from fast_items where not accepted order by 1"
                     ).to_arrow_table()["source_line"].combine_chunks()
+
+
+def _first_line(error: Exception) -> str:
+    """The first line of an error's message (DuckDB's carry a multi-line hint)."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def _lane_note(failures: list[str]) -> str | None:
+    """The note a file gets when the fast reader failed on it (``FileResult.note``), or None."""
+    if not failures:
+        return None
+    return (f"read by the general reader, many times slower: the fast reader failed ({failures[0]}); "
+            f"if that names memory, raise CACHEMETER_MEMORY_LIMIT")
 
 
 def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024, starts: list | None = None,

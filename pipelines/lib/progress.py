@@ -22,3 +22,8 @@ def report(step: str, done: int, total: int, label: str = "") -> None:
     """Tell the listener, if any, that ``done`` of ``total`` units of ``step`` are finished."""
     if _listener is not None:
         _listener(step, done, total, label)
+
+
+def warn(message: str) -> None:
+    """Tell the listener, if any, a one-line warning for the user (step ``"warning"``, ``message`` as the label)."""
+    report("warning", 0, 0, message)

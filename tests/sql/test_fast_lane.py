@@ -414,3 +414,33 @@ def test_a_gzip_file_that_defers_lines_is_decompressed_once(tmp_path, monkeypatc
     # once whole, plus the head that identifies the file (a 64 KB read block at most)
     assert read_from_gz[0] <= size + 65536, (read_from_gz[0], size)
     assert given_to_duckdb and not any(path.endswith(".gz") for path in given_to_duckdb), given_to_duckdb
+
+
+@pytest.mark.parametrize("alone", [True, False], ids=["a large file alone", "small files in one batch"])
+def test_a_fast_lane_failure_loses_nothing_and_names_the_file_and_the_reason(tmp_path, monkeypatch, alone):
+    # DuckDB's reader can fail on a file as a whole (an object above maximum_object_size; out of memory, seen
+    # once on a 5M-line file): the general reader then takes the file, with the same rows, many times slower,
+    # and the file's result says so, so the nightly log and the CLI can tell the user why the run was slow.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    fixture = REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl"
+    shutil.copy(fixture, logs / "a.jsonl")
+    shutil.copy(fixture, logs / "b.jsonl")
+    lines = len(fixture.read_text().splitlines())
+    if alone:
+        monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0)  # every file a batch of its own
+    names = ("path",) + ingest.FAST_LANE_PARAMS
+    failing = ("select error('Out of Memory Error: could not allocate block (simulated)') where ("
+               + " or ".join(f"${n} is null" for n in names) + " or true)")
+    real_statement = ingest.statement
+    monkeypatch.setattr(ingest, "statement",
+                        lambda name: failing if name == "ingest/fast_items__read_jsonl" else real_statement(name))
+    conn = warehouse.prepare(__import__("duckdb").connect(":memory:"))
+    results = ingest.stage_logs(conn, logs)
+    assert [(r.source_file, r.rows_in, r.rows_accepted + r.rows_quarantined) for r in results] == [
+        ("a.jsonl", lines, lines), ("b.jsonl", lines, lines)]
+    assert conn.execute("select count(*) from core.usage").fetchone()[0] == 2 * lines - sum(r.rows_quarantined for r in results)
+    for result in results:
+        assert result.note == ("read by the general reader, many times slower: the fast reader failed (Invalid Input "
+                               "Error: Out of Memory Error: could not allocate block (simulated)); if that names memory, raise "
+                               "CACHEMETER_MEMORY_LIMIT")

@@ -46,6 +46,10 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
         accounting = checks.invariant(conn, ["stage", "files"], "rows_in_equal_accepted_plus_quarantined",
                                       "files__rows_do_not_add_up", {})
     progress.report("ingest", len(results), len(results), "done")
+    for result in results:
+        if result.note:  # nothing lost, but the user should know (the Dagster log; the CLI prints it too)
+            context.log.warning(f"{result.source_file}: {result.note}")
+            progress.warn(f"{result.source_file}: {result.note}")
     staged = [r for r in results if not r.skipped]
     rows_in = sum(r.rows_in for r in staged)
     accepted = sum(r.rows_accepted for r in staged)

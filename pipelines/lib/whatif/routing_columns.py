@@ -33,12 +33,12 @@ class ColumnReplay:
 
     def __init__(self, cards: int, policy: str, family_counts: Mapping[str, int], families: pa.Array):
         self.assigner = routing.CardAssigner(cards, policy, family_counts)
-        self.cards, self.policy, self.families = cards, policy, families
         keys = families.to_pylist()
-        self.homes = np.array([self.assigner._home(f) for f in keys] if policy != "round_robin" else [0] * len(keys),
+        self.cards, self.policy, self.width = cards, policy, max(len(keys), 1)
+        self.homes = np.array([routing.card_of(f, cards) for f in keys] if policy != "round_robin" else [],
                               dtype=np.int64)
         self.hot = keys.index(self.assigner.hot) if self.assigner.hot is not None else None
-        self.resident = np.zeros(cards * max(len(keys), 1), dtype=np.int64)  # longest span per card x family, tokens
+        self.resident = np.zeros(cards * self.width, dtype=np.int64)  # longest span per card x family, tokens
         self.card_requests = np.zeros(cards, dtype=np.int64)
         self.card_prefill = np.zeros(cards, dtype=np.int64)
         self.reads = self.prompts = self.requests = self.hot_seen = 0
@@ -57,7 +57,7 @@ class ColumnReplay:
                 moved = at[(self.hot_seen + np.arange(len(at))) % 2 == 1]  # its odd-numbered requests move
                 card[moved] = self.assigner.other
                 self.hot_seen += len(at)
-        key = card * (len(self.families) or 1) + codes
+        key = card * self.width + codes
         order = np.argsort(key, kind="stable")  # grouped by (card, family), arrival order kept within a group
         key, span, card = key[order], cacheable[order], card[order]
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
