@@ -6,8 +6,10 @@
 -- window give the window's first requests their predecessor (the longest TTL, 1 hour, is shorter).
 insert into marts.whatif_cache_ttl by name
 with
-options (ttl_option, ttl_seconds, uses_1h_price) as (
-    values ('5m', 300, false), ('1h', 3600, true)
+-- the retention options replayed (the two TTLs the price book prices apart; the reads per option below
+-- use the same 300 and 3600 seconds)
+options (ttl_option, uses_1h_price) as (
+    values ('5m', false), ('1h', true)
 ),
 cached as (
     select
@@ -25,43 +27,74 @@ cached as (
       and c.cache_write_1h_per_mtok is not null and c.cache_write_5m_per_mtok is not null
       and u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens > 0
 ),
+-- the replay needs only each request's time, span and prices in family order: a narrow window (the
+-- window operator carries every column it is given through its sort)
 with_previous as (
     select
-        *,
-        lag(ts) over family_order as previous_ts,
+        day, prefix_family, provider, model, tenant, app,
+        cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok,
+        ts, span_tokens,
+        -- microseconds since the previous request, in integers: subtracting TIMESTAMPTZ values builds an
+        -- INTERVAL through the time-zone calendar, measured at 2.5x the cost of the window itself
+        epoch_us(ts) - lag(epoch_us(ts)) over family_order as gap_us,
         lag(span_tokens) over family_order as previous_span_tokens
-    from cached
+    from (select day, prefix_family, provider, model, tenant, app, cache_read_per_mtok, cache_write_5m_per_mtok,
+                 cache_write_1h_per_mtok, ts, request_id, span_tokens from cached)
     window family_order as (partition by prefix_family, provider, model, tenant, app order by ts, request_id)
 ),
-replayed as (
+-- both options' reads per applied price (no row per option)
+reads as (
     select
-        p.*,
-        o.ttl_option,
-        o.uses_1h_price,
-        case when p.previous_ts is not null and p.ts - p.previous_ts <= to_seconds(o.ttl_seconds)
-             then least(p.span_tokens, p.previous_span_tokens) else 0 end as option_read_tokens
-    from with_previous p
-    cross join options o
-    where p.day >= $start
+        day, prefix_family, provider, model, tenant, app,
+        cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok,
+        sum(case when gap_us <= 300 * 1000000::bigint
+                 then least(span_tokens, previous_span_tokens) else 0 end) as read_5m_tokens,
+        sum(case when gap_us <= 3600 * 1000000::bigint
+                 then least(span_tokens, previous_span_tokens) else 0 end) as read_1h_tokens
+    from with_previous
+    where day >= $start
+    group by all
+),
+-- token sums per applied price: usd() is exact and linear at these scales (tokens x a DECIMAL(18, 9)
+-- price x 10^-6 has at most 15 decimals, so nothing is rounded), so pricing each group's sums equals
+-- summing each request's prices, for a few rows instead of one per request
+per_price as (
+    select
+        day, prefix_family, provider, model, tenant, app,
+        cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok,
+        sum(request_count) as requests,
+        sum(span_tokens) as span_tokens,
+        sum(cache_read_tokens) as cache_read_tokens,
+        sum(cache_write_5m_tokens) as cache_write_5m_tokens,
+        sum(cache_write_1h_tokens) as cache_write_1h_tokens,
+        sum(cost_usd) as cost_usd
+    from cached
+    where day >= $start
+    group by all
 ),
 priced as (
     select
-        *,
+        g.*,
+        o.ttl_option,
+        case when o.uses_1h_price then r.read_1h_tokens else r.read_5m_tokens end as option_read_tokens,
         -- what the cache classes cost now, replaced by what they would cost under the option
-        cost_usd
-            - usd(cache_read_tokens, cache_read_per_mtok)
-            - usd(cache_write_5m_tokens, cache_write_5m_per_mtok)
-            - usd(cache_write_1h_tokens, cache_write_1h_per_mtok)
-            + usd(option_read_tokens, cache_read_per_mtok)
-            + usd(span_tokens - option_read_tokens,
-                  case when uses_1h_price then cache_write_1h_per_mtok else cache_write_5m_per_mtok end)
+        g.cost_usd
+            - usd(g.cache_read_tokens, g.cache_read_per_mtok)
+            - usd(g.cache_write_5m_tokens, g.cache_write_5m_per_mtok)
+            - usd(g.cache_write_1h_tokens, g.cache_write_1h_per_mtok)
+            + usd(option_read_tokens, g.cache_read_per_mtok)
+            + usd(g.span_tokens - option_read_tokens,
+                  case when o.uses_1h_price then g.cache_write_1h_per_mtok else g.cache_write_5m_per_mtok end)
             as option_cost_usd
-    from replayed
+    from per_price g
+    join reads r using (day, prefix_family, provider, model, tenant, app,
+                        cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok)
+    cross join options o
 )
 select
     day, prefix_family, provider, model, tenant, app, ttl_option,
     case when sum(cache_write_1h_tokens) > 0 then '1h' else '5m' end as current_ttl,
-    sum(request_count)::bigint as requests,
+    sum(requests)::bigint as requests,
     sum(span_tokens)::bigint as cached_span_tokens,
     sum(option_read_tokens)::bigint as cache_read_tokens,
     sum(span_tokens - option_read_tokens)::bigint as cache_write_tokens,
