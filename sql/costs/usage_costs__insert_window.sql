@@ -19,7 +19,7 @@ with
 usage_window as not materialized (
     select
         u.*,
-        (u.ts at time zone 'UTC')::time as utc_time,
+        utc_time_of_day(u.ts) as utc_time,
         coalesce(u.tier_prompt_tokens, u.prompt_tokens) as tier_prompt
     from core.usage u
     where u.day >= $start and u.day < $end

@@ -8,6 +8,6 @@ from (
     select day from core.usage
     where source_file in (select source_file from batch_files union select old_file from batch_predecessors where action = 'drop')
     union
-    select (ts at time zone 'UTC')::date as day from staged_items where reason is null
+    select utc_day(ts) as day from staged_items where reason is null
 )
 where day not in (select day from stage.pending_days where not dependent);

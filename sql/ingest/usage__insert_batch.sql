@@ -7,7 +7,7 @@ insert into core.usage by name
 select
     f.request_id,
     f.ts,
-    (f.ts at time zone 'UTC')::date as day,
+    utc_day(f.ts) as day,
     f.source_format,
     f.provider,
     f.model,
@@ -42,6 +42,9 @@ select
     p.divergence_offset_chars,
     p.divergence_span
 from staged_items f
-left join file_fingerprints p on p.source_line = f.batch_line and f.source_item = 0
+-- a record's fingerprint is its line's, for the line's first item only. The item test sits inside the key:
+-- as a separate condition on the left table alone it turned the join into a nested loop (every staged row
+-- against every fingerprint: 40.5 s for 100,000 records with bodies, growing with the square)
+left join file_fingerprints p on p.source_line = case when f.source_item = 0 then f.batch_line end
 left join model_map m on m.provider is not distinct from f.provider and m.model is not distinct from f.model
 where f.reason is null;
