@@ -99,8 +99,8 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
         if not ranges:  # nothing to validate: Great Expectations is not even imported
             _execute(defs, publish_job.name, instance, {}, "publishing the snapshot")
             return RunResult(None, None)
-        # seconds of importing Great Expectations, only when days are built (their checks validate them),
-        # overlapped with the daily run's first step writing core.usage in DuckDB
+        # seconds of importing Great Expectations, only when days are built (their checks validate them); started
+        # already if staging read new files (the ingest asset), so the import overlaps staging's DuckDB work
         expectations.preload()
         total = sum((last - first).days + 1 for first, last, _, _ in ranges)
         done, retried, selection = 0, 0, None
