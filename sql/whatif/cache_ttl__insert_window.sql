@@ -87,8 +87,15 @@ priced as (
                   case when o.uses_1h_price then g.cache_write_1h_per_mtok else g.cache_write_5m_per_mtok end)
             as option_cost_usd
     from per_price g
-    join reads r using (day, prefix_family, provider, model, tenant, app,
-                        cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok)
+    -- null-safe: a price override may leave the cache read price empty (a row that reads nothing is still
+    -- priced), and such a group must keep its rows, with the option's cost null
+    join reads r
+        on r.day = g.day and r.prefix_family is not distinct from g.prefix_family
+        and r.provider is not distinct from g.provider and r.model is not distinct from g.model
+        and r.tenant is not distinct from g.tenant and r.app is not distinct from g.app
+        and r.cache_read_per_mtok is not distinct from g.cache_read_per_mtok
+        and r.cache_write_5m_per_mtok is not distinct from g.cache_write_5m_per_mtok
+        and r.cache_write_1h_per_mtok is not distinct from g.cache_write_1h_per_mtok
     cross join options o
 )
 select

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from pipelines.lib import report, warehouse
-from tests.conftest import query, run_pipeline, write_jsonl
+from tests.conftest import query, run_pipeline, write_jsonl, write_prices
 
 START = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)
 ARRIVALS = 12
@@ -98,3 +98,18 @@ def test_the_cli_replays_the_warehouses_usage_like_the_mart(db, tmp_path):
     result = json.loads(done.stdout)
     assert (result["token_hit_rate"], result["prefill_tokens"]) == query(
         db, "select token_hit_rate, prefill_tokens from marts.whatif_routing where cards = 4 and policy = 'round_robin'")[0]
+
+
+def test_a_family_priced_without_a_cache_read_price_keeps_its_rows(tmp_path):
+    # a --prices override may leave the cache read price empty: requests that read nothing are still priced
+    # (the rows stay, each option's cost unknown, null, never zero), as before the mart summed per price
+    write_jsonl(tmp_path / "logs" / "digest.jsonl", [anthropic_request(i) for i in range(2)])
+    prices = write_prices(tmp_path / "prices.csv", [{
+        "provider": "anthropic", "model": "claude-sonnet-4-5", "effective_from": "2026-01-01",
+        "input_per_mtok": "3", "cache_write_5m_per_mtok": "3.75", "cache_write_1h_per_mtok": "6", "output_per_mtok": "15"}])
+    db = run_pipeline(tmp_path, tmp_path / "logs", prices)
+    rows = query(db, "select ttl_option, requests, cache_read_tokens, cache_write_tokens, cost_now_usd, cost_usd "
+                     "from marts.whatif_cache_ttl order by ttl_option")
+    now = 2 * (UNCACHED * INPUT + CACHED * WRITE_5M + OUTPUT * OUTPUT_PRICE) / MTOK
+    # 10 minutes apart: under 1 hour the second request would read, under 5 minutes it writes again
+    assert rows == [("1h", 2, CACHED, CACHED, now, None), ("5m", 2, 0, 2 * CACHED, now, None)]
