@@ -35,3 +35,17 @@ def test_a_tie_goes_to_the_greater_span_on_every_run():
 
 def test_a_series_without_bodies_has_no_span():
     assert series_span([None, None]) is None
+
+
+def test_a_day_without_a_request_count_counts_no_requests_for_the_incident_rule():
+    # usage buckets that report tokens but no request count (an Anthropic usage report) leave the day's
+    # requests null; the incident rule's pooling added it as a number and the run failed
+    # ("unsupported operand type(s) for +=: 'int' and 'NoneType'", found by a break test)
+    conn = warehouse.prepare(duckdb.connect(":memory:"))
+    conn.execute("insert into marts.series_days (day, provider, model, tenant, app, requests, prompt_tokens, "
+                 "cache_read_tokens) values ($day, 'anthropic', 'claude-haiku-4-5', 't', 'bot', null, 1000, 900)",
+                 {"day": DAY})
+    conn.register("series_keys", conn.sql("select 'anthropic' as provider, 'claude-haiku-4-5' as model, "
+                                          "'t' as tenant, 'bot' as app"))
+    rows = conn.execute(statement("alerts/incidents__series_days")).fetchall()
+    assert [(r[4], r[5], r[6], r[7]) for r in rows] == [(DAY, 0, 1000, 900)]
