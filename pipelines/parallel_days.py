@@ -99,7 +99,7 @@ def run_requests(ranges: list[tuple[date, date, int, object]], workers: int, ing
     """
     import dagster as dg
 
-    from pipelines.defs.nightly.jobs import DAY_LOCAL_ASSETS, PUBLISH_ASSETS, WINDOW_ASSETS, daily_job, range_tags
+    from pipelines.defs.nightly.jobs import DAY_LOCAL_ASSETS, PUBLISH_ASSETS, TRIGGER, WINDOW_ASSETS, daily_job, range_tags
 
     def keys(assets):
         return [dg.AssetKey(key) for key in assets]
@@ -107,7 +107,7 @@ def run_requests(ranges: list[tuple[date, date, int, object]], workers: int, ing
     requests = []
     for first, last, days, staged_at in ranges:
         range_key = f"{first}..{last}@{staged_at.isoformat()}#{ingest_run}"
-        tags = {"cachemeter/pending_days": str(days), "cachemeter/trigger": trigger, RANGE_TAG: range_key}
+        tags = {"cachemeter/pending_days": str(days), TRIGGER: trigger, RANGE_TAG: range_key}
         parts = chunks(first, last, workers)
         requests += [dg.RunRequest(job_name=daily_job.name, asset_selection=keys(DAY_LOCAL_ASSETS),
                                    tags={**range_tags(a, b), **tags}, run_key=f"{range_key}:days {a}..{b}")

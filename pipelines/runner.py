@@ -20,7 +20,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.defs.nightly.jobs import (CODE_LOCATION, PUBLISH_ASSETS, WINDOW_ASSETS, daily_job, ingest_job, publish_job,
+from pipelines.defs.nightly.jobs import (CLI_TRIGGER, CODE_LOCATION, PUBLISH_ASSETS, WINDOW_ASSETS, daily_job, ingest_job, publish_job,
                                           range_tags)
 from pipelines.defs.settings import DEFAULT_LOGS, CachemeterSettings
 from pipelines.ingest import objectstore
@@ -127,7 +127,7 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
     selection = [dg.AssetKey(key) for key in assets] if assets else None
     with _recorded_as_code_location(instance, job_name):
         result = defs.resolve_job_def(job_name).execute_in_process(
-            instance=instance, run_config=quiet, tags={**tags, "cachemeter/trigger": "cli"}, raise_on_error=False,
+            instance=instance, run_config=quiet, tags={**tags, **CLI_TRIGGER}, raise_on_error=False,
             asset_selection=selection)
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]

@@ -76,3 +76,23 @@ def test_the_checks_import_great_expectations_only_after_the_background_preload_
     release.set()
     caller.join(10)
     assert events == ["preload done", ("gx", "great_expectations.expectations")]
+
+
+def test_a_scheduled_ingest_run_leaves_great_expectations_to_the_days_own_process(tmp_path, monkeypatch):
+    # The CLI builds the days in the process that staged (its runs are in-process, tagged "cli"), so staging
+    # starts the import for them. The nightly schedule's ingest run is a process of its own that builds no
+    # day (the pending-days sensor launches those): importing GX there would cost seconds and memory for nothing.
+    from pipelines.definitions import defs as load_defs
+    from pipelines.defs.nightly.jobs import CLI_TRIGGER, TRIGGER, ingest_job
+
+    preloads = []
+    monkeypatch.setattr(expectations, "preload", lambda: preloads.append("gx"))
+    defs = load_defs()
+    for n, (trigger, expected) in enumerate([("nightly_schedule", []), (CLI_TRIGGER[TRIGGER], ["gx"])]):
+        write_jsonl(tmp_path / f"logs{n}" / "one.jsonl", [ONE_LINE])
+        runner.configure(tmp_path / f"logs{n}", tmp_path / f"w{n}.duckdb", None)
+        result = defs.resolve_job_def(ingest_job.name).execute_in_process(
+            instance=dg.DagsterInstance.ephemeral(), tags={TRIGGER: trigger})
+        assert result.success
+        assert preloads == expected, trigger
+        preloads.clear()

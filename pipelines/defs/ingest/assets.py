@@ -8,6 +8,7 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs import checks
 from pipelines.defs.catalog import table_spec
+from pipelines.defs.nightly.jobs import CLI_TRIGGER, TRIGGER
 from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
@@ -32,10 +33,14 @@ QUARANTINE = dg.AssetKey(["core", "quarantine"])
 def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settings: CachemeterSettings):
     """Stage new or changed files under the logs folder; metadata gives rows in/accepted/quarantined per file."""
 
-    def on_file(log, index, total):
-        # called only for files being staged: new rows make days to build, whose checks validate with Great
-        # Expectations, so its seconds of importing start now, beside staging's DuckDB work (once a process)
-        expectations.preload()
+    # the CLI builds the days in this same process after staging: new rows make days whose checks validate with
+    # Great Expectations, so its seconds of importing start with the first file staged, beside staging's DuckDB
+    # work. A scheduled run's days run in a process of their own, which imports it there (nothing here).
+    days_here = context.run.tags.get(TRIGGER) == CLI_TRIGGER[TRIGGER]
+
+    def on_file(log, index, total):  # called only for files being staged
+        if days_here:
+            expectations.preload()
         progress.report("ingest", index, total, log.relative)
 
     if not settings.logs_dir:

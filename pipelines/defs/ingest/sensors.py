@@ -12,7 +12,7 @@ import dagster as dg
 from duckdb import DuckDBPyConnection, IOException
 from dagster_duckdb import DuckDBResource
 
-from pipelines.defs.nightly.jobs import ingest_job
+from pipelines.defs.nightly.jobs import TRIGGER, ingest_job
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.ingest import discover, generations, objectstore
 from pipelines.lib import warehouse
@@ -45,7 +45,7 @@ def late_logs_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResource
     fingerprint = hashlib.sha256("|".join(f"{f.relative}:{f.size_bytes}:{f.mtime_ns}:{f.defaults_sha}"
                                           for f in changed).encode()).hexdigest()[:16]
     return dg.RunRequest(job_name=ingest_job.name, run_key=f"ingest-{fingerprint}",
-                         tags={"cachemeter/changed_files": str(len(changed)), "cachemeter/trigger": "late_logs_sensor"})
+                         tags={"cachemeter/changed_files": str(len(changed)), TRIGGER: "late_logs_sensor"})
 
 
 @dg.definitions

@@ -36,6 +36,10 @@ CONSISTENCY_CHECK = dg.AssetCheckKey(dg.AssetKey(["marts", "daily_savings"]), "a
 CODE_LOCATION = "cachemeter"
 # dagster.yaml limits runs carrying this tag to one at a time (the queue holds the next one)
 WAREHOUSE_TAG = {"cachemeter/warehouse": "1"}
+# what started a run; the CLI's runs (pipelines/runner.py) are in-process, one after another in one process,
+# so a run tagged so can prepare work for the next (the nightly schedule's runs each get their own process)
+TRIGGER = "cachemeter/trigger"
+CLI_TRIGGER = {TRIGGER: "cli"}
 
 
 # every step writes the one DuckDB file (pool "duckdb", limit 1), so steps run one after another anyway;

@@ -12,7 +12,7 @@ from datetime import timedelta
 
 import dagster as dg
 
-from pipelines.defs.nightly.jobs import ingest_job
+from pipelines.defs.nightly.jobs import TRIGGER, ingest_job
 from pipelines.lib import options
 
 NIGHTLY_CRON = str(options.env_value("nightly_cron"))  # a definition, read when the code loads
@@ -29,4 +29,4 @@ USAGE_FRESHNESS = dg.FreshnessPolicy.cron(deadline_cron=f"0 {DEADLINE_HOUR_UTC} 
 def nightly_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
     """One ingest run per scheduled time (run key: the scheduled UTC time, so a tick never runs twice)."""
     when = context.scheduled_execution_time
-    return dg.RunRequest(run_key=when.strftime("%Y-%m-%dT%H:%M"), tags={"cachemeter/trigger": "nightly_schedule"})
+    return dg.RunRequest(run_key=when.strftime("%Y-%m-%dT%H:%M"), tags={TRIGGER: "nightly_schedule"})

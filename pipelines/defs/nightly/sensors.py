@@ -18,7 +18,7 @@ from duckdb import CatalogException, DuckDBPyConnection, IOException
 from dagster_duckdb import DuckDBResource
 
 from pipelines import parallel_days
-from pipelines.defs.nightly.jobs import JOBS, daily_job, ingest_job, range_tags
+from pipelines.defs.nightly.jobs import JOBS, TRIGGER, daily_job, ingest_job, range_tags
 from pipelines.defs.nightly.schedules import DEADLINE_HOUR_UTC
 from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.defs.resources import warehouse_path
@@ -84,7 +84,7 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
                 tags={parallel_days.RANGE_TAG: range_key}, statuses=[dg.DagsterRunStatus.SUCCESS])))
         return parallel_days.run_requests(ranges, workers, ingest_run, "pending_days_sensor", succeeded)
     return [dg.RunRequest(job_name=daily_job.name, tags={**range_tags(first, last), "cachemeter/pending_days": str(days),
-                                                         "cachemeter/trigger": "pending_days_sensor"},
+                                                         TRIGGER: "pending_days_sensor"},
                           run_key=f"{first}..{last}@{staged_at.isoformat()}#{ingest_run}")
             for first, last, days, staged_at in ranges]
 

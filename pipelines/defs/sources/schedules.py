@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import dagster as dg
 
+from pipelines.defs.nightly.jobs import TRIGGER
 from pipelines.defs.partitions import daily_partitions
 from pipelines.defs.sources.assets import USAGE_API_PAGES
 from pipelines.lib import options
@@ -29,4 +30,4 @@ KEYED = bool(pages.configured(pages.Config.from_env()))  # read when the code lo
 def usage_api_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
     """One run per night for the previous UTC day (run key: that day, so a tick never fetches twice)."""
     day = (context.scheduled_execution_time - timedelta(days=1)).date().isoformat()
-    return dg.RunRequest(run_key=day, partition_key=day, tags={"cachemeter/trigger": "usage_api_schedule"})
+    return dg.RunRequest(run_key=day, partition_key=day, tags={TRIGGER: "usage_api_schedule"})
