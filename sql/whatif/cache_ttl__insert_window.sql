@@ -27,37 +27,19 @@ cached as (
       and c.cache_write_1h_per_mtok is not null and c.cache_write_5m_per_mtok is not null
       and u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens > 0
 ),
--- the replay needs only each request's time, span and prices in family order: a narrow window (the
--- window operator carries every column it is given through its sort)
 with_previous as (
     select
-        day, prefix_family, provider, model, tenant, app,
-        cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok,
-        ts, span_tokens,
+        *,
         -- microseconds since the previous request, in integers: subtracting TIMESTAMPTZ values builds an
         -- INTERVAL through the time-zone calendar, measured at 2.5x the cost of the window itself
         epoch_us(ts) - lag(epoch_us(ts)) over family_order as gap_us,
         lag(span_tokens) over family_order as previous_span_tokens
-    from (select day, prefix_family, provider, model, tenant, app, cache_read_per_mtok, cache_write_5m_per_mtok,
-                 cache_write_1h_per_mtok, ts, request_id, span_tokens from cached)
+    from cached
     window family_order as (partition by prefix_family, provider, model, tenant, app order by ts, request_id)
 ),
--- both options' reads per applied price (no row per option)
-reads as (
-    select
-        day, prefix_family, provider, model, tenant, app,
-        cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok,
-        sum(case when gap_us <= 300 * 1000000::bigint
-                 then least(span_tokens, previous_span_tokens) else 0 end) as read_5m_tokens,
-        sum(case when gap_us <= 3600 * 1000000::bigint
-                 then least(span_tokens, previous_span_tokens) else 0 end) as read_1h_tokens
-    from with_previous
-    where day >= $start
-    group by all
-),
--- token sums per applied price: usd() is exact and linear at these scales (tokens x a DECIMAL(18, 9)
--- price x 10^-6 has at most 15 decimals, so nothing is rounded), so pricing each group's sums equals
--- summing each request's prices, for a few rows instead of one per request
+-- token sums per applied price, both options' reads side by side (no row per option): usd() is exact and
+-- linear at these scales (tokens x a DECIMAL(18, 9) price x 10^-6 has at most 15 decimals, so nothing is
+-- rounded), so pricing each group's sums equals summing each request's prices, for a few rows, not one a request
 per_price as (
     select
         day, prefix_family, provider, model, tenant, app,
@@ -67,8 +49,12 @@ per_price as (
         sum(cache_read_tokens) as cache_read_tokens,
         sum(cache_write_5m_tokens) as cache_write_5m_tokens,
         sum(cache_write_1h_tokens) as cache_write_1h_tokens,
-        sum(cost_usd) as cost_usd
-    from cached
+        sum(cost_usd) as cost_usd,
+        sum(case when gap_us <= 300 * 1000000::bigint
+                 then least(span_tokens, previous_span_tokens) else 0 end) as read_5m_tokens,
+        sum(case when gap_us <= 3600 * 1000000::bigint
+                 then least(span_tokens, previous_span_tokens) else 0 end) as read_1h_tokens
+    from with_previous
     where day >= $start
     group by all
 ),
@@ -76,7 +62,7 @@ priced as (
     select
         g.*,
         o.ttl_option,
-        case when o.uses_1h_price then r.read_1h_tokens else r.read_5m_tokens end as option_read_tokens,
+        case when o.uses_1h_price then g.read_1h_tokens else g.read_5m_tokens end as option_read_tokens,
         -- what the cache classes cost now, replaced by what they would cost under the option
         g.cost_usd
             - usd(g.cache_read_tokens, g.cache_read_per_mtok)
@@ -87,15 +73,6 @@ priced as (
                   case when o.uses_1h_price then g.cache_write_1h_per_mtok else g.cache_write_5m_per_mtok end)
             as option_cost_usd
     from per_price g
-    -- null-safe: a price override may leave the cache read price empty (a row that reads nothing is still
-    -- priced), and such a group must keep its rows, with the option's cost null
-    join reads r
-        on r.day = g.day and r.prefix_family is not distinct from g.prefix_family
-        and r.provider is not distinct from g.provider and r.model is not distinct from g.model
-        and r.tenant is not distinct from g.tenant and r.app is not distinct from g.app
-        and r.cache_read_per_mtok is not distinct from g.cache_read_per_mtok
-        and r.cache_write_5m_per_mtok is not distinct from g.cache_write_5m_per_mtok
-        and r.cache_write_1h_per_mtok is not distinct from g.cache_write_1h_per_mtok
     cross join options o
 )
 select
