@@ -91,8 +91,10 @@ def _render(request: dict, request_spans: dict, line: str) -> tuple[str, str, st
     return system, tools_json, remembered[0][1] if remembered else None, text
 
 
-def fingerprint_piece(lines: list[str], tenant, app) -> Piece:
-    """Fingerprints of consecutive request lines (see ``Piece``); ``tenant``/``app``: the file's defaults."""
+def fingerprint_piece(lines: list[str], tenant, app, cut: list[bool] | None = None) -> Piece:
+    """Fingerprints of consecutive request lines (see ``Piece``); ``tenant``/``app``: the file's defaults;
+    ``cut``: per line, whether to cut its body for the usage normaliser (None: every line's; a line the fast
+    lane accepted is only fingerprinted)."""
     out = Piece()
     chain: dict[tuple, tuple[str, tuple[list[str], list]]] = {}  # app -> (last text, its opening hashes and states)
     for index, line in enumerate(lines):
@@ -108,7 +110,7 @@ def fingerprint_piece(lines: list[str], tenant, app) -> Piece:
                 or not all(isinstance(v, (str, int, float, bool, type(None))) for v in app_key):
             out.cut.append(None)  # kept whole: the normaliser reads it, or quarantines it (a tenant or app
             continue  # that is an object or a list names no series to measure the divergence in)
-        out.cut.append(fp.without_request_body(line, record, spans, request_spans))
+        out.cut.append(fp.without_request_body(line, record, spans, request_spans) if cut is None or cut[index] else None)
         system, tools_json, tools_sha, text = _render(request, request_spans, line)
         previous = chain.get(app_key)
         if previous is None:
@@ -156,26 +158,28 @@ def shutdown() -> None:
         _pool = None
 
 
-def fingerprint_lines(lines: list[str], tenant, app, last_text_by_app: dict) -> Piece:
+def fingerprint_lines(lines: list[str], tenant, app, last_text_by_app: dict, cut: list[bool] | None = None) -> Piece:
     """``fingerprint_piece`` of a chunk's request lines in file order, divergences measured against
     ``last_text_by_app`` (app -> rendered text of its previous request, updated here) where a piece has
-    no earlier request of the app; over a process pool when the chunk is large (module docstring)."""
+    no earlier request of the app; over a process pool when the chunk is large (module docstring). ``cut``: as
+    ``fingerprint_piece``'s."""
     global _pool, _pool_failed
     cores = _cores()
     if cores < 2 or len(lines) < POOL_MIN_LINES or _pool_failed:
-        pieces = [fingerprint_piece(lines, tenant, app)]
+        pieces = [fingerprint_piece(lines, tenant, app, cut)]
         starts = [0]
     else:
         size = -(-len(lines) // cores)
         starts = list(range(0, len(lines), size))
         try:
-            futures = [_executor().submit(fingerprint_piece, lines[s:s + size], tenant, app) for s in starts[1:]]
-            first = fingerprint_piece(lines[:size], tenant, app)
+            futures = [_executor().submit(fingerprint_piece, lines[s:s + size], tenant, app, cut and cut[s:s + size])
+                       for s in starts[1:]]
+            first = fingerprint_piece(lines[:size], tenant, app, cut and cut[:size])
             pieces = [first] + [f.result() for f in futures]
         except (BrokenProcessPool, OSError):  # a worker died (e.g. killed for memory) or none could start: do the pieces
             # here, and the later chunks too (starting a pool costs each worker an import of the main module)
             _pool, _pool_failed = None, True
-            pieces = [fingerprint_piece(lines[s:s + size], tenant, app) for s in starts]
+            pieces = [fingerprint_piece(lines[s:s + size], tenant, app, cut and cut[s:s + size]) for s in starts]
     out = Piece()
     for start, piece in zip(starts, pieces):
         rows = [(start + row[0], *row[1:]) for row in piece.rows]

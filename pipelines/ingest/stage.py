@@ -216,27 +216,32 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
     conn.execute(statement("ingest/file_fingerprints__create"))
     segments = [_Segment(log, error=log.error) for log in logs]
     with tempfile.TemporaryDirectory(prefix="cachemeter-stage-") as scratch:  # a gzip file's text, read by the lane
-        lane_offset, deferred = _batch_lane(conn, segments, params, plan.heads, Path(scratch)) if fast_lane else (0, None)
-        return _stage_segments(conn, logs, segments, plan, params, defaults, lane_offset, deferred)
+        lane_offset, again = _batch_lane(conn, segments, params, plan.heads, Path(scratch)) if fast_lane else (0, None)
+        return _stage_segments(conn, logs, segments, plan, params, defaults, lane_offset, again)
 
 
 def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segments: list[_Segment], plan: generations.Plan,
-                    params: dict, defaults: dict, lane_offset: int, deferred: pa.Array | None) -> list[FileResult]:
-    """``_stage_batch`` after the fast lane: the general normaliser for what it deferred or did not read, then publish."""
+                    params: dict, defaults: dict, lane_offset: int, again: pa.Table | None) -> list[FileResult]:
+    """``_stage_batch`` after the fast lane: the general normaliser for what it deferred or did not read, the
+    fingerprints of every logged request body (``again``: the lane's lines to read again, ``_lane_reads``), then publish."""
     next_base = max((s.base + s.span for s in segments if s.in_lane), default=0)
-    deferred_numbers = None if deferred is None else deferred.to_numpy(zero_copy_only=False)
+    wanted = deferred = None
+    if again is not None:
+        wanted = again["number"].combine_chunks()
+        deferred = wanted.filter(again["deferred"].combine_chunks())
+    wanted_numbers = None if wanted is None else wanted.to_numpy(zero_copy_only=False)
     pending: list[pa.Table] = []
     unreadable_rows: list[Unreadable] = []
     replays: list[_Segment] = []
     for segment in segments:
         log = segment.log
-        if segment.in_lane and not _any_in(deferred_numbers, segment.base + 1, segment.base + segment.span):  # line 0: the placeholder
+        if segment.in_lane and not _any_in(wanted_numbers, segment.base + 1, segment.base + segment.span):  # line 0: the placeholder
             continue
         if log.error:
             found = [Unreadable(0, log.error, _excerpt_of_error(log.error))]
             tables: list[pa.Table] = []
-        elif segment.line_starts is not None:  # read again only the blocks that hold a deferred line
-            found, tables = _read_lines_at(log, segment.text_path or log.path, segment.line_starts, deferred_numbers)
+        elif segment.line_starts is not None:  # read again only the blocks that hold a line to read again
+            found, tables = _read_lines_at(log, segment.text_path or log.path, segment.line_starts, wanted_numbers)
         else:
             found, tables = _read_file(log, streaming=len(logs) == 1)
             if found and found[0].source_line == 0 and found[0].reason.startswith("cannot read file"):
@@ -249,13 +254,19 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         for records in tables:
             if segment.base:
                 records = records.set_column(0, "source_line", pc.add(records["source_line"], segment.base))
+            lane_bodies = None  # lines the lane accepted that log a request body: fingerprinted, not normalised again
             if segment.in_lane:
+                records = records.filter(pc.is_in(records["source_line"], value_set=wanted))
+                lane_bodies = records.filter(pc.invert(pc.is_in(records["source_line"], value_set=deferred)))
                 records = records.filter(pc.is_in(records["source_line"], value_set=deferred))
-                if records.num_rows == 0:
+                if records.num_rows == 0 and lane_bodies.num_rows == 0:
                     continue
-            top = max(top, pc.max(records["source_line"]).as_py())
-            chunk_prints, chunk = _fingerprint_chunk(containers.reshape(records, transcript), log.defaults, last_text_by_app)
-            pending.append(chunk)
+            if records.num_rows:
+                top = max(top, pc.max(records["source_line"]).as_py())
+            chunk_prints, chunk = _fingerprint_chunk(containers.reshape(records, transcript), log.defaults, last_text_by_app,
+                                                     lane_bodies)
+            if chunk.num_rows:
+                pending.append(chunk)
             if chunk_prints is not None:
                 _register_and_run(conn, "fingerprints_in", chunk_prints, "ingest/file_fingerprints__insert")
             # by size, not per chunk read: each pass of the normaliser costs about 0.4 s however few its
@@ -453,8 +464,9 @@ FAST_LANE_PARAMS = ("provider", "model", "tenant", "app", "default_ts", "deploym
 
 
 def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], params: dict,
-                heads: dict[str, bytes | None], scratch: Path) -> tuple[int, pa.Array | None]:
-    """Run the fast lane over the batch's JSONL files; returns (rowid offset, deferred batch numbers) or (0, None).
+                heads: dict[str, bytes | None], scratch: Path) -> tuple[int, pa.Table | None]:
+    """Run the fast lane over the batch's JSONL files; returns (rowid offset, the batch numbers to read again,
+    ``_lane_reads``) or (0, None).
 
     One large file is read where it lies (its path escaped, ``_fast_lane``); many small files are
     copied into one temporary JSONL file and read once: each file's lines follow a placeholder
@@ -470,13 +482,13 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
         starts: list = []
         text_path = scratch / "text.jsonl" if segment.log.is_gzip else None
         failures: list[str] = []
-        deferred = _fast_lane(conn, segment.log, params, starts, text_path, failures)
+        again = _fast_lane(conn, segment.log, params, starts, text_path, failures)
         segment.note = _lane_note(failures)
-        if deferred is None:
+        if again is None:
             return 0, None
         segment.in_lane, segment.base, segment.span = True, 0, 2**62
         segment.line_starts, segment.text_path = starts or None, text_path
-        return 1, deferred
+        return 1, again
     parts: list[bytes] = []
     lines = 0
     lane: list[_Segment] = []
@@ -528,14 +540,14 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
         for segment in lane:
             segment.in_lane = False
         return 0, None
-    return 0, conn.sql("select rowid as batch_line from fast_items where not accepted order by 1"
-                       ).to_arrow_table()["batch_line"].combine_chunks()
+    return 0, _lane_reads(conn, 0)
 
 
 def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
                line_starts: list | None = None, text_path: Path | None = None,
-               failures: list[str] | None = None) -> pa.Array | None:
-    """Normalise a plain JSONL file's common records with DuckDB's parallel reader; returns the deferred lines.
+               failures: list[str] | None = None) -> pa.Table | None:
+    """Normalise a plain JSONL file's common records with DuckDB's parallel reader; returns the lines to read
+    again (``_lane_reads``: the deferred ones and those logging a request body).
 
     ``sql/ingest/fast_items__read_jsonl.sql`` accepts the records the general normaliser would
     accept with the same values (plain envelopes around OpenAI, Anthropic, Gemini or Bedrock Converse
@@ -581,8 +593,15 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
     if conn.execute("select count(*) from fast_items").fetchall()[0][0] != lines:
         conn.execute(statement("ingest/fast_items__create"))  # empty again: the general normaliser takes the file
         return None
-    return conn.sql("select rowid + 1 as source_line from fast_items where not accepted order by 1"
-                    ).to_arrow_table()["source_line"].combine_chunks()
+    return _lane_reads(conn, 1)
+
+
+def _lane_reads(conn: duckdb.DuckDBPyConnection, offset: int) -> pa.Table:
+    """The lines the fast lane leaves to Python, ascending: ``number`` (int64: rowid + ``offset``, the line or batch
+    number) and ``deferred`` (bool: true for the general normaliser; false for an accepted line that logs a request
+    body, read again only for its fingerprint)."""
+    return conn.execute("select rowid + $offset as number, not accepted as deferred from fast_items "
+                        "where not accepted or has_request order by 1", {"offset": offset}).to_arrow_table()
 
 
 def _first_line(error: Exception) -> str:
@@ -662,11 +681,15 @@ def _read_lines_at(log: LogFile, text_path: Path, starts: list[tuple[int, int]],
     return found, read_line_ranges(text_path, ranges, found)
 
 
-def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) -> tuple[pa.Table | None, pa.Table]:
-    """Fingerprints of the chunk's envelopes that carry a request body (None when there are none), and
-    the chunk with those bodies cut down to what the usage normaliser reads of them
-    (``fingerprints.without_request_body``: a logged prompt of tens of KB was parsed by it several
-    times over, for one field).
+def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict, lane_bodies: pa.Table | None = None
+                       ) -> tuple[pa.Table | None, pa.Table]:
+    """Fingerprints of the envelopes that carry a request body (None when there are none), and the chunk with
+    those bodies cut down to what the usage normaliser reads of them (``fingerprints.without_request_body``: a
+    logged prompt of tens of KB was parsed by it several times over, for one field).
+
+    ``chunk``: ``(source_line, line, source_item)`` items for the general normaliser; ``lane_bodies``:
+    ``(source_line, line)`` lines of the same stretch of the file that the fast lane accepted and that log a
+    request body (fingerprinted here in file order with the chunk's, never cut, not returned).
 
     The divergence is measured against the previous request of the same (tenant, app) earlier in
     the file (file order, which is arrival order for appended logs); only that one text per app is
@@ -674,20 +697,27 @@ def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict) 
     ``body_chunks.fingerprint_lines`` (over a process pool for large chunks).
     """
     has_request = pc.and_(pc.equal(chunk["source_item"], 0), pc.match_substring(chunk["line"], '"request"'))
-    with_request = chunk.filter(has_request)
+    with_request = chunk.filter(has_request).select(["source_line", "line"])
+    if lane_bodies is not None and lane_bodies.num_rows:
+        to_cut = with_request["source_line"]
+        with_request = pa.concat_tables([with_request, lane_bodies.select(["source_line", "line"])]).sort_by("source_line")
+        cut = pc.is_in(with_request["source_line"], value_set=to_cut.combine_chunks()).to_pylist()
+    else:
+        cut = None  # every one
     if with_request.num_rows == 0:
         return None, chunk
     line_numbers = with_request["source_line"].to_pylist()
     lines = with_request["line"].to_pylist()
-    found = body_chunks.fingerprint_lines(lines, defaults.get("tenant"), defaults.get("app"), last_text_by_app)
-    lines_out = [cut or line for cut, line in zip(found.cut, lines)]
+    found = body_chunks.fingerprint_lines(lines, defaults.get("tenant"), defaults.get("app"), last_text_by_app, cut)
     names = ("source_line", "family", "system_sha", "tools_sha", "opening_hashes", "rendered_chars",
              "divergence_offset_chars", "divergence_span")
     columns: dict[str, list] = {name: [row[i] for row in found.rows] for i, name in enumerate(names)}
     columns["source_line"] = [line_numbers[i] for i in columns["source_line"]]
-    mask = has_request.combine_chunks() if isinstance(has_request, pa.ChunkedArray) else has_request
-    chunk = chunk.set_column(chunk.schema.get_field_index("line"), "line",
-                             pc.replace_with_mask(chunk["line"].combine_chunks(), mask, pa.array(lines_out, chunk["line"].type)))
+    if chunk.num_rows:
+        lines_out = [c or line for c, line, wanted in zip(found.cut, lines, cut or [True] * len(lines)) if wanted]
+        mask = has_request.combine_chunks() if isinstance(has_request, pa.ChunkedArray) else has_request
+        chunk = chunk.set_column(chunk.schema.get_field_index("line"), "line",
+                                 pc.replace_with_mask(chunk["line"].combine_chunks(), mask, pa.array(lines_out, chunk["line"].type)))
     if not columns["source_line"]:
         return None, chunk
     return pa.table({**columns, "source_line": pa.array(columns["source_line"], pa.int64()),

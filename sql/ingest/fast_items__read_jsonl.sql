@@ -3,12 +3,14 @@
 -- `-- <generated NAME>` .. `-- </generated>` come from pipelines/ingest/formats.yaml (`make formats`, drift-tested).
 -- A line takes the lane only when the general normaliser would accept it with the same values (tests/sql/
 -- test_fast_lane.py): an envelope {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?,
--- "response": body} of a fast_lane format (the general ladder, in order), counts plain integers in [0, 10^12), texts
+-- "request"?, "response": body} of a fast_lane format (the general ladder, in order), counts plain integers in [0, 10^12), texts
 -- plain strings, the time in range, the arithmetic closing; else deferred, never rejected here. The schema reads
 -- only the paths the ladder and the lane's formats use; a usage object is read as JSON and typed by json_transform,
 -- and a line defers when it holds a key its format does not declare (at any declared depth) or a documented
 -- unpriced key above zero: the general normaliser's walk (unmapped_usage__create.sql) reports them. One row per
 -- non-blank line (malformed: nulls), in order: rowid + 1 is the line number when the file has no blank line.
+-- A logged request body is read here for its prompt_cache_key only (the schema skips the rest); has_request marks
+-- its line, which stage.py reads again for the body's fingerprint (ingest/fingerprints.py), never stored.
 -- Parameters: $path (globs escaped by discover.duckdb_literal_path), $provider, $model, $tenant, $app, $default_ts,
 -- $deployment_names, $deployment_models, $earliest, $latest.
 create or replace temp table fast_items as
@@ -53,7 +55,7 @@ shaped as (
         coalesce(lower(plain_json_text(s.provider)), lower($provider)) as declared_provider,
         -- the general normaliser's ladder in its order; null = defer
         case
-            when s.response is null or s.custom_id is not null or s.spend is not null or s.response_cost is not null or s.request is not null
+            when s.response is null or s.custom_id is not null or s.spend is not null or s.response_cost is not null
                  or coalesce(s.resourceSpans, s.object, s.data, s.starting_at, s.results, s.stream_events,
                              s.response_sse, s.meta, s.has_more, s.next_page) is not null then null
             when s.response._stream is not null or not s.usage_typed then null
@@ -110,6 +112,7 @@ picked as (
     select
         s.source_format, s.declared_provider, s.ts as env_ts, s.model as env_model, s.tenant as env_tenant,
         s.app as env_app, s.request_id as env_request_id, s.id as env_id, s.prefix_hash, s.reported_cost_usd,
+        s.request.prompt_cache_key, s.request is not null as has_request,
         s.provider is not null and plain_json_text(s.provider) is null as bad_provider,
         -- <generated picked: each field's alternatives, then the format's convention and options>
         case when s.source_format in ('openai_chat', 'groq_chat') then s.t_usage.prompt_tokens when s.source_format = 'openai_responses' then s.t_usage.input_tokens when s.source_format = 'gemini_generate_content' then s.t_usageMetadata.promptTokenCount end as v_prompt,
@@ -153,7 +156,8 @@ valued as (
         -- </generated>
         plain_json_text(p.env_model) as s_env_model, plain_json_text(p.env_tenant) as s_env_tenant, plain_json_text(p.env_app) as s_env_app,
         plain_json_text(p.env_request_id) as s_env_request_id, plain_json_text(p.env_id) as s_env_id,
-        plain_json_text(p.prefix_hash) as s_prefix_hash, plain_json_text(p.env_ts) as s_env_ts
+        plain_json_text(p.prefix_hash) as s_prefix_hash, plain_json_text(p.prompt_cache_key) as s_prompt_cache_key,
+        plain_json_text(p.env_ts) as s_env_ts
     from picked p
 ),
 resolved as (
@@ -174,6 +178,7 @@ resolved as (
             and (v.env_model is null or v.s_env_model is not null) and (v.env_tenant is null or v.s_env_tenant is not null)
             and (v.env_app is null or v.s_env_app is not null) and (v.env_request_id is null or v.s_env_request_id is not null)
             and (v.env_id is null or v.s_env_id is not null) and (v.prefix_hash is null or v.s_prefix_hash is not null)
+            and (v.prompt_cache_key is null or v.s_prompt_cache_key is not null)
             as values_plain,
         coalesce(
             case when list_contains($deployment_names::varchar[], coalesce(v.s_env_model, v.t_model, $model))
@@ -241,14 +246,15 @@ select
     coalesce(c.s_env_request_id, c.s_env_id, c.t_id) as request_id,
     c.ts, c.provider, c.model_reported as model, coalesce(c.s_env_tenant, $tenant, 'default') as tenant,
     coalesce(c.s_env_app, $app, 'default') as app, c.t_tier as service_tier,
-    case when c.s_prefix_hash is not null then 'key:' || md5(c.s_prefix_hash)[1:16]
-         else 'series:' || md5(concat_ws('|', c.provider, c.model_reported, coalesce(c.s_env_tenant, $tenant, 'default'),
-                                         coalesce(c.s_env_app, $app, 'default')))[1:16]
-    end as prefix_family,
+    -- the logged request's explicit prefix key (OpenAI prompt_cache_key), else a gateway's prefix hash, else the series
+    coalesce('key:' || md5(coalesce(c.s_prompt_cache_key, c.s_prefix_hash))[1:16],
+             'series:' || md5(concat_ws('|', c.provider, c.model_reported, coalesce(c.s_env_tenant, $tenant, 'default'),
+                                        coalesce(c.s_env_app, $app, 'default')))[1:16]) as prefix_family,
     c.n_prompt_all as prompt_tokens, c.n_uncached_all as uncached_input_tokens, c.n_read_all as cache_read_tokens,
     c.n_write_5m_all as cache_write_5m_tokens, c.n_write_1h_all as cache_write_1h_tokens, c.n_output_all as output_tokens,
     c.n_reasoning as reasoning_tokens, 1 as request_count, c.n_prompt_all as tier_prompt_tokens,
     -- whole ms (Bedrock Converse metrics.latencyMs); any other latency field is left to the general normaliser
     c.n_latency_ms::decimal(18, 3) as latency_ms, null::decimal(18, 3) as ttft_ms, null::varchar as latency_issue,
-    write_split_issue(c.reports_write_split, c.n_write_5m, c.n_write_1h, c.n_write) as usage_issue, null::json as unmapped_usage
+    write_split_issue(c.reports_write_split, c.n_write_5m, c.n_write_1h, c.n_write) as usage_issue, null::json as unmapped_usage,
+    c.has_request  -- a logged request body: its line is read again for its fingerprint (stage._fingerprint_chunk)
 from classed c;

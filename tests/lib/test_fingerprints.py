@@ -154,9 +154,9 @@ def test_cutting_request_bodies_leaves_every_staged_and_quarantined_row_as_the_w
     monkeypatch.setattr(fingerprints, "without_request_body",
                         lambda *args: cut.append(real_cut(*args)) or cut[-1])
 
-    def staged(name):
+    def staged(name, fast_lane=False):  # the general normaliser reads every line, so every body is cut
         conn = warehouse.connect(tmp_path / f"{name}.duckdb")
-        ingest.stage_logs(conn, logs)
+        ingest.stage_logs(conn, logs, fast_lane=fast_lane)
         usage = conn.execute("select * from core.usage order by source_line").fetchall()
         quarantine = conn.execute("select source_file, source_line, source_format, reason, raw_excerpt, * exclude "
                                   "(source_file, source_line, source_format, reason, raw_excerpt, quarantined_at) "
@@ -167,9 +167,13 @@ def test_cutting_request_bodies_leaves_every_staged_and_quarantined_row_as_the_w
 
     with_cut = staged("cut")
     assert sum(c is not None for c in cut) == 9  # records 0-3, 5-7, 10 and 11; the others are kept whole
+    cut.clear()
+    in_lane = staged("lane", fast_lane=True)  # the lane takes the clean lines whole; only what it defers is cut
+    assert sum(c is not None for c in cut) == 2
     monkeypatch.setattr(fingerprints, "without_request_body", lambda *args: None)
     whole = staged("whole")
     assert with_cut == whole
+    assert in_lane == whole
     usage, quarantine, files = whole
     assert files == [(14, 10, 4)] and len(usage) == 10
     # a string count, a negative count (its request cut) and the malformed line; the excerpt of the record

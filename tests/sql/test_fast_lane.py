@@ -26,7 +26,9 @@ REPO = Path(__file__).resolve().parents[2]
 USAGE_COLUMNS = ("request_id, ts, day, source_format, provider, model, tenant, app, request_count, is_batch, service_tier, "
                  "prefix_family, prompt_tokens, uncached_input_tokens, cache_read_tokens, cache_write_5m_tokens, "
                  "cache_write_1h_tokens, output_tokens, reasoning_tokens, source_file, source_line, source_item, "
-                 "reported_cost_usd, tier_prompt_tokens, latency_ms, ttft_ms, latency_issue")
+                 "reported_cost_usd, tier_prompt_tokens, latency_ms, ttft_ms, latency_issue, "
+                 # a logged request body's fingerprint (the lane takes its line, Python fingerprints it)
+                 "system_sha, tools_sha, opening_hashes, rendered_chars, divergence_offset_chars, divergence_span")
 QUARANTINE_COLUMNS = "source_file, source_line, source_item, source_format, reason, raw_excerpt"
 
 
@@ -139,9 +141,29 @@ def mutate(rng: random.Random, record: dict) -> None:
         record["model"] = rng.choice(["gpt-4o-2024-11-20", "prod-chat", "gemini-2.5-pro"])
 
 
+def logged_request(rng: random.Random, i: int) -> dict:
+    """A logged request body: a system prompt that is stable, or rotates a timestamp at character 600, a tools list,
+    a user turn; sometimes an explicit prompt_cache_key (OpenAI), of a kind the lane reads or defers."""
+    system = ("You are a support assistant. " * 30)[:600]
+    if rng.random() < 0.4:
+        system += f"Now: 2026-10-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z. "
+    system += "Answer briefly and politely. " * 20
+    request = {"model": "gpt-4.1", "messages": [{"role": "system", "content": system},
+                                                {"role": "user", "content": f"question {rng.randint(1, 5)}"}],
+               "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]}
+    roll = rng.random()
+    if roll < 0.2:
+        request["prompt_cache_key"] = rng.choice(["support-v1", "", 5, None, "caf\u00e9", {"k": 1}])
+    elif roll < 0.25:
+        request["error"] = "an error word inside the body"
+    return request
+
+
 def corpus(seed: int, n: int) -> list[str]:
-    """n JSONL lines: clean fast-lane records, mutated ones, and a few lines that are not records at all."""
+    """n JSONL lines: clean fast-lane records, mutated ones, and a few lines that are not records at all; about a
+    third log their request body (drawn from a second generator, so the rest of the corpus is as before)."""
     rng = random.Random(seed)
+    body_rng = random.Random(seed * 7919)
     lines = []
     for i in range(n):
         fmt, body = rng.choice(sorted(bodies(rng).items()))
@@ -151,6 +173,8 @@ def corpus(seed: int, n: int) -> list[str]:
         if fmt != "bedrock_converse" and record["provider"] == "openai" and fmt not in ("openai_chat", "openai_responses"):
             record["provider"] = None
         record = {k: v for k, v in record.items() if v is not None}
+        if body_rng.random() < 0.35:
+            record["request"] = logged_request(body_rng, i)
         for _ in range(rng.choice([0, 0, 1, 1, 2])):
             mutate(rng, record)
         text = json.dumps(record, ensure_ascii=rng.random() < 0.5).replace("\\\\u", "\\u")
@@ -177,6 +201,12 @@ def lane_params(log) -> dict:
     return {name: None for name in ingest.FAST_LANE_PARAMS} | {
         "deployment_names": [], "deployment_models": [], "earliest": "2000-01-01", "latest": "2030-01-01",
         "source_file": log.relative}
+
+
+def lane_deferred(conn, log) -> list[int] | None:
+    """The line numbers the fast lane defers to the general normaliser (None: the lane does not apply)."""
+    again = ingest._fast_lane(conn, log, lane_params(log))
+    return None if again is None else again.filter(again["deferred"])["number"].to_pylist()
 
 
 def assert_same(tmp_path: Path, logs: Path) -> tuple[list, list]:
@@ -208,7 +238,7 @@ def test_the_fast_lane_takes_the_clean_records_and_defers_the_rest(tmp_path):
     (logs / "mixed.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     conn = warehouse.connect(tmp_path / "w.duckdb")
     log = discover(logs)[0]
-    deferred = ingest._fast_lane(conn, log, lane_params(log))
+    deferred = lane_deferred(conn, log)
     accepted = conn.execute("select count(*) from fast_items where accepted").fetchall()[0][0]
     assert deferred is not None and accepted + len(deferred) == 400
     assert 150 < accepted < 350, accepted  # about half the corpus is clean, the rest mutated or broken
@@ -236,7 +266,7 @@ def test_objects_with_a_repeated_key_take_its_first_value_in_both_normalisers(tm
     log = discover(logs)[0]
     # every line taken but the one repeating a usage key: the lane counts a usage object's keys against the
     # declared ones present (an undeclared key defers), so a repeated one defers too, to the same values
-    assert ingest._fast_lane(conn, log, lane_params(log)).to_pylist() == [4]
+    assert lane_deferred(conn, log) == [4]
     conn.close()
     usage, quarantine = assert_same(tmp_path, logs)
     prompt = body["usage"]["prompt_tokens"]
@@ -271,7 +301,7 @@ def test_gzip_files_take_the_fast_lane_and_stage_identically(tmp_path):
     conn = warehouse.connect(tmp_path / "lane.duckdb")
     conn.execute(statement("ingest/file_rows__create"))  # stage_file creates it before the lane runs
     found = {log.relative: log for log in discover(logs)}
-    deferred = ingest._fast_lane(conn, found["clean.jsonl.gz"], lane_params(found["clean.jsonl.gz"]))
+    deferred = lane_deferred(conn, found["clean.jsonl.gz"])
     accepted = conn.execute("select count(*) from fast_items where accepted").fetchall()[0][0]
     assert deferred is not None and accepted + len(deferred) == 500 and accepted > 150
     assert ingest._fast_lane(conn, found["blank.jsonl.gz"], lane_params(found["blank.jsonl.gz"])) is None  # blank line: the general reader

@@ -154,7 +154,7 @@ def test_the_fast_lane_defers_a_documented_unpriced_key_and_takes_a_zero_one(tmp
     from pipelines.ingest import stage as ingest
     from pipelines.ingest.discover import discover
     from pipelines.lib import warehouse
-    from tests.sql.test_fast_lane import lane_params
+    from tests.sql.test_fast_lane import lane_deferred
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "audio.jsonl").write_text("".join(
@@ -165,7 +165,7 @@ def test_the_fast_lane_defers_a_documented_unpriced_key_and_takes_a_zero_one(tmp
         for audio in (400, 0)), encoding="utf-8")
     conn = warehouse.connect(tmp_path / "lane.duckdb")
     log = discover(logs)[0]
-    assert ingest._fast_lane(conn, log, lane_params(log)).to_pylist() == [1]
+    assert lane_deferred(conn, log) == [1]
     conn.close()
 
 
@@ -249,7 +249,7 @@ def test_an_undeclared_usage_key_leaves_the_fast_lane_and_is_reported(tmp_path):
     from pipelines.ingest import stage as ingest
     from pipelines.ingest.discover import discover
     from pipelines.lib import warehouse
-    from tests.sql.test_fast_lane import lane_params
+    from tests.sql.test_fast_lane import lane_deferred
     logs = tmp_path / "logs"
     logs.mkdir()
     bodies = [body for *_, body in UNDECLARED] + [CLEAN]
@@ -259,7 +259,7 @@ def test_an_undeclared_usage_key_leaves_the_fast_lane_and_is_reported(tmp_path):
     # the lane takes the clean line only
     conn = warehouse.connect(tmp_path / "lane.duckdb")
     log = discover(logs)[0]
-    assert ingest._fast_lane(conn, log, lane_params(log)).to_pylist() == [1, 2, 3, 4]
+    assert lane_deferred(conn, log) == [1, 2, 3, 4]
     conn.close()
     # lane on (the pipeline) and off stage the same rows, each key kept on its row
     db = run_pipeline(tmp_path, logs)
@@ -290,7 +290,7 @@ def test_the_lane_lists_usage_keys_only_where_the_text_is_longer_than_its_declar
     from pipelines.ingest import stage as ingest
     from pipelines.ingest.discover import discover
     from pipelines.lib import warehouse
-    from tests.sql.test_fast_lane import lane_params
+    from tests.sql.test_fast_lane import lane_deferred
 
     def anthropic(usage: dict) -> dict:
         return {"id": "m", "type": "message", "model": "claude-sonnet-4-5-20250929",
@@ -315,5 +315,5 @@ def test_the_lane_lists_usage_keys_only_where_the_text_is_longer_than_its_declar
         for n, body in enumerate(bodies, 1)), encoding="utf-8")
     conn = warehouse.connect(tmp_path / "lane.duckdb")
     log = discover(logs)[0]
-    assert ingest._fast_lane(conn, log, lane_params(log)).to_pylist() == [3, 4, 5, 7]
+    assert lane_deferred(conn, log) == [3, 4, 5, 7]
     conn.close()
