@@ -132,3 +132,25 @@ def test_source_yaml_still_reads_numbers_and_dates_as_before(tmp_path):
     assert load_source_yaml(path) == {"provider": "self_hosted", "model": "4", "tenant": "acme",
                                       "trace_start": "2026-11-27T00:00:00+00:00", "block_size_tokens": 512,
                                       "deployments": {"prod": "gpt-4o"}}
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_PIECES = st.lists(st.sampled_from(["{}", " ", "\t", "\r", "\x0b", "\x0c", "\u00a0", "é", "a", '"k"', "\u2028", "\x00"]),
+                   max_size=6).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_PIECES, max_size=12), ends=st.booleans(), first=st.integers(0, 10**6))
+def test_lines_split_strip_and_skip_blanks_as_the_line_by_line_decoder(lines, ends, first):
+    """The split over the buffer (numpy offsets, Arrow kernels) gives the numbers and texts that decoding line by line
+    does: CRs at a line's end removed, lines of ASCII whitespace only skipped (bytes.strip), other characters kept."""
+    buffer = "\n".join(lines).encode() + (b"\n" if ends and lines else b"")
+    table, consumed = logfiles._lines(buffer, first, [])
+    pieces = buffer.split(b"\n")
+    if buffer.endswith(b"\n"):
+        pieces.pop()
+    numbers, texts = logfiles._decode(pieces if buffer else [], first, [])
+    assert consumed == len(pieces if buffer else [])
+    assert table["source_line"].to_pylist() == numbers and table["line"].to_pylist() == texts
+    assert table.schema.field("line").type == pa.string()
