@@ -230,6 +230,7 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         wanted = again["number"].combine_chunks()
         deferred = wanted.filter(again["deferred"].combine_chunks())
     wanted_numbers = None if wanted is None else wanted.to_numpy(zero_copy_only=False)
+    deferred_numbers = None if deferred is None else deferred.to_numpy(zero_copy_only=False)
     pending: list[pa.Table] = []
     unreadable_rows: list[Unreadable] = []
     replays: list[_Segment] = []
@@ -256,9 +257,10 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
                 records = records.set_column(0, "source_line", pc.add(records["source_line"], segment.base))
             lane_bodies = None  # lines the lane accepted that log a request body: fingerprinted, not normalised again
             if segment.in_lane:
-                records = records.filter(pc.is_in(records["source_line"], value_set=wanted))
-                lane_bodies = records.filter(pc.invert(pc.is_in(records["source_line"], value_set=deferred)))
-                records = records.filter(pc.is_in(records["source_line"], value_set=deferred))
+                records = records.filter(_among(records["source_line"], wanted_numbers))
+                in_normaliser = _among(records["source_line"], deferred_numbers)
+                lane_bodies = records.filter(pc.invert(in_normaliser))
+                records = records.filter(in_normaliser)
                 if records.num_rows == 0 and lane_bodies.num_rows == 0:
                     continue
             if records.num_rows:
@@ -364,6 +366,17 @@ def _tail_sha(log: LogFile) -> str | None:
 
 def _excerpt_of_error(reason: str) -> str:
     return json.dumps({"failed_at": reason})
+
+
+def _among(numbers: pa.ChunkedArray, sorted_values: np.ndarray) -> pa.Array:
+    """Whether each of ``numbers`` is one of ``sorted_values`` (ascending), by binary search: ``pc.is_in`` builds a
+    hash set of its whole value set per call, which for a file's every line (500,000 lines with request bodies)
+    and each 16 MB block cost 24 s of a 110 s run."""
+    values = numbers.to_numpy()
+    if len(sorted_values) == 0:
+        return pa.array(np.zeros(len(values), bool))
+    found = np.minimum(np.searchsorted(sorted_values, values), len(sorted_values) - 1)
+    return pa.array(sorted_values[found] == values)
 
 
 def _any_in(sorted_values: np.ndarray | None, low: int, high: int) -> bool:
