@@ -11,9 +11,11 @@ accepted + quarantined. The day's rows are stored once: the daily assets read ``
 The normalisation itself is set-based DuckDB SQL generated from the format declaration
 (``pipelines/ingest/formats.yaml``, see ``pipelines/ingest/format_sql.py``): ``sql/ingest/shaped_items__create.sql``,
 ``sql/ingest/fields/<format>.sql``, ``validated_items__create.sql``, ``file_rows__insert_normalised.sql``.
-Python only splits files into records, describes unparseable lines, and replays block-hash traces.
-A plain JSONL file first takes the fast lane (``sql/ingest/fast_items__read_jsonl.sql``): DuckDB's
-parallel JSON reader accepts its common records outright and only the rest are read line by line.
+Python only splits files into records, fingerprints logged request bodies, describes unparseable lines,
+and replays block-hash traces. A plain JSONL file first takes the fast lane
+(``sql/ingest/fast_items__read_jsonl.sql``): DuckDB's parallel JSON reader accepts its common records
+outright (a logged request body's line too, read again only for its fingerprint) and only the rest are read
+line by line.
 """
 
 from __future__ import annotations
@@ -720,14 +722,14 @@ def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict, 
     if with_request.num_rows == 0:
         return None, chunk
     line_numbers = with_request["source_line"].to_pylist()
-    lines = with_request["line"].to_pylist()
+    lines = with_request["line"].combine_chunks()
     found = body_chunks.fingerprint_lines(lines, defaults.get("tenant"), defaults.get("app"), last_text_by_app, cut)
     names = ("source_line", "family", "system_sha", "tools_sha", "opening_hashes", "rendered_chars",
              "divergence_offset_chars", "divergence_span")
     columns: dict[str, list] = {name: [row[i] for row in found.rows] for i, name in enumerate(names)}
     columns["source_line"] = [line_numbers[i] for i in columns["source_line"]]
     if chunk.num_rows:
-        lines_out = [c or line for c, line, wanted in zip(found.cut, lines, cut or [True] * len(lines)) if wanted]
+        lines_out = [c or lines[i].as_py() for i, c in enumerate(found.cut) if cut is None or cut[i]]
         mask = has_request.combine_chunks() if isinstance(has_request, pa.ChunkedArray) else has_request
         chunk = chunk.set_column(chunk.schema.get_field_index("line"), "line",
                                  pc.replace_with_mask(chunk["line"].combine_chunks(), mask, pa.array(lines_out, chunk["line"].type)))

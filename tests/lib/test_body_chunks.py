@@ -4,6 +4,7 @@ import hashlib
 import json
 import random
 
+import pyarrow as pa
 import pytest
 
 from pipelines.ingest import body_chunks, fingerprints
@@ -96,8 +97,9 @@ def _expected(lines: list[str], tenant, app) -> tuple[list[tuple], list]:
     return rows, cut
 
 
+@pytest.mark.parametrize("as_arrow", [False, True])  # the lines as Python strings; as an Arrow array (stage.py's)
 @pytest.mark.parametrize("pool_from", [10**9, 1])  # in this process only; pieces over the worker pool
-def test_chunks_give_what_one_record_at_a_time_gives_across_chunk_and_piece_boundaries(monkeypatch, pool_from):
+def test_chunks_give_what_one_record_at_a_time_gives_across_chunk_and_piece_boundaries(monkeypatch, pool_from, as_arrow):
     monkeypatch.setattr(body_chunks, "POOL_MIN_LINES", pool_from)
     monkeypatch.setattr(body_chunks, "_cores", lambda: 3)  # three pieces a chunk, also on a one-core machine
     lines = _lines(7, 240)
@@ -105,7 +107,9 @@ def test_chunks_give_what_one_record_at_a_time_gives_across_chunk_and_piece_boun
     last_text_by_app: dict = {}
     rows, cut = [], []
     for start in range(0, len(lines), 70):  # chunks of 70: an app's predecessor often sits in an earlier chunk
-        found = body_chunks.fingerprint_lines(lines[start:start + 70], "dt", "da", last_text_by_app)
+        chunk = lines[start:start + 70]
+        found = body_chunks.fingerprint_lines(pa.array(chunk, pa.string()) if as_arrow else chunk, "dt", "da",
+                                              last_text_by_app)
         rows += [(start + row[0], *row[1:]) for row in found.rows]
         cut += found.cut
     assert cut == expected_cut
