@@ -207,3 +207,36 @@ def test_a_request_of_odd_shapes_renders_and_stages_without_stopping_the_run(tmp
                                                                                (1200, 1024, None, False, None)]
     assert conn.execute("select rows_in, rows_accepted, rows_quarantined from stage.files").fetchall() == [(2, 2, 0)]
     conn.close()
+
+
+def test_fingerprints_gathered_over_several_inserts_give_the_rows_one_insert_gives(tmp_path, monkeypatch):
+    """Staging inserts fingerprint rows every PRINTS_ROWS rows (and at the end); how they are grouped changes no row,
+    tools or system hashes that are null in one group and set in another included (PRINTS_SCHEMA types them)."""
+    from pipelines.ingest import stage as ingest
+    from pipelines.lib import warehouse
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "bodies.jsonl").write_text("\n".join(request_lines()) + "\n")
+
+    def staged(name):
+        conn = warehouse.connect(tmp_path / f"{name}.duckdb")
+        ingest.stage_logs(conn, logs)
+        rows = conn.execute("select source_line, prefix_family, system_sha, tools_sha, opening_hashes, rendered_chars, "
+                            "divergence_offset_chars, divergence_span from core.usage order by source_line").fetchall()
+        conn.close()
+        return rows
+
+    at_once = staged("once")
+    # blocks of 64 bytes: the lines are read again one or two at a time, and the rows of a few chunks are inserted together
+    count_lines = ingest.count_lines
+    monkeypatch.setattr(ingest, "count_lines", lambda path, **kw: count_lines(path, block_bytes=64, **kw))
+    monkeypatch.setattr(ingest, "PRINTS_ROWS", 4)
+    inserts = []
+    register_and_run = ingest._register_and_run
+    monkeypatch.setattr(ingest, "_register_and_run",
+                        lambda conn, name, *rest: inserts.append(name) or register_and_run(conn, name, *rest))
+    one_by_one = staged("each")
+    assert inserts.count("fingerprints_in") >= 2
+    assert one_by_one == at_once
+    assert sum(row[2] is not None for row in at_once) >= 5 and any(row[3] is None for row in at_once)
