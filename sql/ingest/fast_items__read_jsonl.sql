@@ -3,8 +3,8 @@
 -- `-- <generated NAME>` .. `-- </generated>` come from pipelines/ingest/formats.yaml (`make formats`, drift-tested).
 -- A line takes the lane only when the general normaliser would accept it with the same values (tests/sql/
 -- test_fast_lane.py): an envelope {"ts", "provider"?, "model"?, "tenant"?, "app"?, "request_id"?, "prefix_hash"?,
--- "request"?, "response": body} of a fast_lane format (the general ladder, in order), counts plain integers in [0, 10^12), texts
--- plain strings, the time in range, the arithmetic closing; else deferred, never rejected here. The schema reads
+-- "request"?, "response": body} of a fast_lane format (the general ladder, in order), counts plain integers in
+-- [0, 10^12), texts plain strings, the time in range, the arithmetic closing; else deferred, never rejected. It reads
 -- only the paths the ladder and the lane's formats use; a usage object is read as JSON and typed by json_transform,
 -- and a line defers when it holds a key its format does not declare (at any declared depth) or a documented
 -- unpriced key above zero: the general normaliser's walk (unmapped_usage__create.sql) reports them. One row per
