@@ -578,7 +578,14 @@ def _expected_length(fmt: Format, schema: dict) -> str:
             else:
                 inner = length(child, here) if child is not None else "2"
                 terms.append(f"case when {expr} is not null then {inner} + {fixed} else 0 end")
-        return f"greatest({' + '.join(terms)} + 1, 2)" if terms else "2"
+        if not terms:
+            return "2"
+        if not path:
+            return f"greatest({' + '.join(terms)} + 1, 2)"
+        # a declared object none of whose declared keys is present: {} or a value that is no object (it types as a
+        # struct of nulls, as {} does, and may be a 2-character number); -1 makes the text's length differ, so the
+        # keys are listed and lane_usage_check decides
+        return f"case when {' + '.join(terms)} = 0 then -1 else {' + '.join(terms)} + 1 end"
     return length(_usage_key_trie(fmt), ())
 
 
@@ -605,6 +612,17 @@ def lane_usage_keys(lane: list[Format], roots: list[tuple[str, ...]], schema: di
     return ",\n".join(columns).split("\n")
 
 
+def _typed_present(schema: dict, path: tuple[str, ...], child: dict | None) -> str:
+    """SQL: the declared key at ``path`` holds what the lane reads: a leaf (an array, an object read as JSON) that is
+    not null; an object with at least one such key. An object holding a scalar types as a struct of nulls, as ``{}``
+    does, so both count as absent (the general walk reports a number there that is above zero)."""
+    if child is None or _is_leaf(schema, path):
+        return f"{body_ref(schema, path)} is not null"
+    members = [_typed_present(schema, path + (key.removesuffix("[*]"),), None if key.endswith("[*]") else sub)
+               for key, sub in child.items()]
+    return "(" + " or ".join(members) + ")"
+
+
 def lane_usage_check(lane: list[Format], schema: dict) -> str:
     """picked's ``undeclared_usage``, decided only where keyed listed the usage object's keys (elsewhere its text's
     length shows none of these, ``lane_usage_keys``): the format's usage object holds a key it does
@@ -626,8 +644,9 @@ def lane_usage_check(lane: list[Format], schema: dict) -> str:
             else:
                 # more keys than declared ones present (typed: not null) -- cheaper than comparing the names; a
                 # declared key with a JSON null or a declared object holding a scalar counts as absent, so defers too
-                present = " + ".join(f"({body_ref(schema, root + p + (key.removesuffix('[*]'),))} is not null)::int"
-                                     for key in node)
+                present = " + ".join(
+                    f"({_typed_present(schema, root + p + (key.removesuffix('[*]'),), None if key.endswith('[*]') else child)})::int"
+                    for key, child in node.items())
                 terms.append(f"coalesce(len({k}) > {present}, false)")
             for key, child in node.items():
                 if key.endswith("[*]"):

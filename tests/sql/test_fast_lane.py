@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 USAGE_COLUMNS = ("request_id, ts, day, source_format, provider, model, tenant, app, request_count, is_batch, service_tier, "
                  "prefix_family, prompt_tokens, uncached_input_tokens, cache_read_tokens, cache_write_5m_tokens, "
                  "cache_write_1h_tokens, output_tokens, reasoning_tokens, source_file, source_line, source_item, "
-                 "reported_cost_usd, tier_prompt_tokens, latency_ms, ttft_ms, latency_issue, "
+                 "reported_cost_usd, tier_prompt_tokens, latency_ms, ttft_ms, latency_issue, usage_issue, unmapped_usage, "
                  # a logged request body's fingerprint (the lane takes its line, Python fingerprints it)
                  "system_sha, tools_sha, opening_hashes, rendered_chars, divergence_offset_chars, divergence_span")
 QUARANTINE_COLUMNS = "source_file, source_line, source_item, source_format, reason, raw_excerpt"
@@ -474,3 +474,30 @@ def test_a_fast_lane_failure_loses_nothing_and_names_the_file_and_the_reason(tmp
         assert result.note == ("read by the general reader, many times slower: the fast reader failed (Invalid Input "
                                "Error: Out of Memory Error: could not allocate block (simulated)); if that names memory, raise "
                                "CACHEMETER_MEMORY_LIMIT")
+
+
+@pytest.mark.parametrize("value", [10, 12.5, 0, [1], "x", {}, True])
+def test_a_declared_object_holding_another_value_is_reported_as_the_general_walk_reports_it(tmp_path, value):
+    """A declared usage object (OpenAI completion_tokens_details, Anthropic cache_creation) holding a number, an array,
+    a string or {} types as a struct of nulls in the lane; the lane defers it, and a number above zero there is noted
+    as unpriced usage (usage_issue, unmapped_usage) as the general walk notes it. 10 is as long as {} (2 characters),
+    so the lane's length test alone would not list its keys."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    chat = {"id": "c1", "object": "chat.completion", "model": "gpt-4.1",
+            "usage": {"prompt_tokens": 4446, "completion_tokens": 394, "completion_tokens_details": value}}
+    messages = {"id": "m1", "type": "message", "model": "claude-sonnet-4-5",
+                "usage": {"input_tokens": 40, "cache_read_input_tokens": 4000, "output_tokens": 9, "cache_creation": value}}
+    lines = [{"ts": "2026-10-01T00:00:00Z", "request_id": f"r{i}", "response": body, **extra}
+             for i, (body, extra) in enumerate([(chat, {}), (chat, {"request": {"messages": [{"role": "user", "content": "hi"}]}}),
+                                                (messages, {})])]
+    (logs / "details.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    usage, _ = assert_same(tmp_path, logs)
+    issues = [row[USAGE_COLUMNS.split(", ").index("usage_issue")] for row in usage]
+    note = "usage keys not mapped to a token class (not priced): usage."
+    if value in (10, 12.5):
+        assert issues == [f"{note}completion_tokens_details = {value}"] * 2 + [f"{note}cache_creation = {value}"]
+    elif value == [1]:
+        assert issues == [f"{note}completion_tokens_details[*] = 1"] * 2 + [f"{note}cache_creation[*] = 1"]
+    else:  # zero, a string, {}, true: nothing above zero to note
+        assert issues == [None, None, None]
