@@ -720,7 +720,7 @@ def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict, 
     held in memory (``last_text_by_app``), and no text is stored. The per-record work is
     ``body_chunks.fingerprint_lines`` (over a process pool for large chunks).
     """
-    has_request = pc.and_(pc.equal(chunk["source_item"], 0), pc.match_substring(chunk["line"], '"request"'))
+    has_request = pc.and_(pc.equal(chunk["source_item"], 0), _may_hold_request(chunk["line"]))
     with_request = chunk.filter(has_request).select(["source_line", "line"])
     if lane_bodies is not None and lane_bodies.num_rows:
         to_cut = with_request["source_line"]
@@ -743,6 +743,18 @@ def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict, 
     if not columns["source_line"]:
         return None, chunk
     return pa.table(columns, schema=PRINTS_SCHEMA), chunk
+
+
+# the key "request" with any of its letters written as a JSON \u escape (JSON readers decode keys: DuckDB's lane does)
+_ESCAPED_REQUEST_KEY = '"' + "".join(f"(?:{c}|\\\\u{ord(c):04x})" for c in "request") + '"'
+
+
+def _may_hold_request(lines: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Whether each line may hold a top-level ``"request"`` key (the ones that do are parsed for a fingerprint): its
+    text, or, in a line with a ``\\u`` escape, the key with escaped letters, which the fast lane reads as ``request``."""
+    literal = pc.match_substring(lines, '"request"')
+    escaped = pc.and_(pc.match_substring(lines, "\\u00"), pc.match_substring_regex(lines, _ESCAPED_REQUEST_KEY))
+    return pc.or_(literal, escaped)
 
 
 def _insert_fingerprints(conn: duckdb.DuckDBPyConnection, prints: list[pa.Table]) -> None:

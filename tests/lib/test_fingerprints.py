@@ -240,3 +240,33 @@ def test_fingerprints_gathered_over_several_inserts_give_the_rows_one_insert_giv
     assert inserts.count("fingerprints_in") >= 2
     assert one_by_one == at_once
     assert sum(row[2] is not None for row in at_once) >= 5 and any(row[3] is None for row in at_once)
+
+
+def test_a_request_key_written_with_escapes_is_fingerprinted_in_the_lane_and_out_of_it(tmp_path):
+    """JSON readers decode keys, so "requ\\u0065st" is the key "request": DuckDB's lane takes such a line as logging a
+    body, and a line the lane defers (here for its reported cost) or a file it does not read (here for a blank line)
+    is fingerprinted the same, not left without one because its text lacks the literal key."""
+    from pipelines.ingest import stage as ingest
+    from pipelines.lib import warehouse
+
+    body = {"id": "c1", "object": "chat.completion", "model": "gpt-4.1",
+            "usage": {"prompt_tokens": 2000, "completion_tokens": 10}}
+    request = {"messages": [{"role": "system", "content": "You are terse. " * 80}, {"role": "user", "content": "hi"}]}
+    lines = [json.dumps({"ts": "2026-10-01T00:00:00Z", "request_id": f"r{i}", "request": request, "response": body, **extra})
+             .replace('"request":', '"requ\\u0065st":') for i, extra in enumerate([{}, {"reported_cost_usd": 0.01}])]
+
+    def prints(name, text):
+        logs = tmp_path / name
+        logs.mkdir()
+        (logs / "a.jsonl").write_text(text, encoding="utf-8")
+        conn = warehouse.connect(tmp_path / f"{name}.duckdb")
+        ingest.stage_logs(conn, logs)
+        rows = conn.execute("select source_line, prefix_family, rendered_chars, opening_hashes from core.usage "
+                            "order by source_line").fetchall()
+        conn.close()
+        return rows
+
+    in_lane = prints("lane", "\n".join(lines) + "\n")
+    general = prints("general", "\n\n".join(lines) + "\n")  # a blank line: the general reader takes the file
+    assert [(r[1][:3], r[2], len(r[3])) for r in in_lane] == [("fp:", 1202, 3)] * 2  # 80 x 15 characters of system prompt and "hi"
+    assert [r[1:] for r in in_lane] == [r[1:] for r in general]
