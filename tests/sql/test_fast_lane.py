@@ -501,3 +501,25 @@ def test_a_declared_object_holding_another_value_is_reported_as_the_general_walk
         assert issues == [f"{note}completion_tokens_details[*] = 1"] * 2 + [f"{note}cache_creation[*] = 1"]
     else:  # zero, a string, {}, true: nothing above zero to note
         assert issues == [None, None, None]
+
+
+@pytest.mark.parametrize("many_files", [False, True])  # one file read where it lies; small files read as one batch
+def test_a_vertical_tab_or_form_feed_around_a_record_is_malformed_in_both_normalisers(tmp_path, many_files):
+    """DuckDB's line reader trims a vertical tab or form feed around a record as whitespace; JSON does not allow them
+    there, and the general normaliser quarantines the line as malformed. The lane defers every line holding one."""
+    clean = corpus(5, 40)
+    odd = [clean[0] + "\x0c", "\x0b" + clean[1], clean[2] + "\x0b\x0c", clean[3]]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    if many_files:
+        for i, line in enumerate(odd + clean[4:]):
+            (logs / f"f{i:02d}.jsonl").write_text(line + "\n", encoding="utf-8")
+    else:
+        (logs / "odd.jsonl").write_text("\n".join(odd + clean[4:]) + "\n", encoding="utf-8")
+        (logs / "odd.jsonl.gz").write_bytes(gzip.compress(("\n".join(odd) + "\n").encode()))
+    usage, quarantine = assert_same(tmp_path, logs)
+    malformed = {(row[0], row[1]) for row in quarantine if row[4].startswith("malformed JSON")}
+    if many_files:
+        assert {("f00.jsonl", 1), ("f01.jsonl", 1), ("f02.jsonl", 1)} <= malformed
+    else:
+        assert {(name, n) for name in ("odd.jsonl", "odd.jsonl.gz") for n in (1, 2, 3)} <= malformed
