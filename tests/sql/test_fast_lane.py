@@ -373,7 +373,8 @@ def test_a_deferred_line_is_read_again_from_its_block_not_the_whole_file(tmp_pat
     (logs / "day.jsonl").write_text("\r\n".join(records) + "\n", encoding="utf-8")
     reread: list = []
     real_count, real_ranges = ingest.count_lines, ingest.read_line_ranges
-    monkeypatch.setattr(ingest, "count_lines", lambda path, block_bytes=0, starts=None: real_count(path, 4096, starts))
+    monkeypatch.setattr(ingest, "count_lines",
+                        lambda path, block_bytes=0, starts=None, **kw: real_count(path, 4096, starts, **kw))
     monkeypatch.setattr(ingest, "read_line_ranges", lambda path, ranges, found: real_ranges(path, reread.extend(ranges) or ranges, found))
     monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0)
     usage, quarantine = assert_same(tmp_path, logs)
