@@ -114,7 +114,8 @@ def fingerprint_piece(lines: list[str] | pa.StringArray, tenant, app, cut: list[
                 or not all(isinstance(v, (str, int, float, bool, type(None))) for v in app_key):
             out.cut.append(None)  # kept whole: the normaliser reads it, or quarantines it (a tenant or app
             continue  # that is an object or a list names no series to measure the divergence in)
-        out.cut.append(fp.without_request_body(line, record, spans, request_spans) if cut is None or cut[index] else None)
+        wanted = cut is None or cut[index]
+        out.cut.append(fp.without_request_body(line, record, spans, request_spans) if wanted else None)
         system, tools_json, tools_sha, text = _render(request, request_spans, line)
         previous = chain.get(app_key)
         if previous is None:
@@ -183,8 +184,8 @@ def fingerprint_lines(lines: list[str] | pa.StringArray, tenant, app, last_text_
         size = -(-len(lines) // cores)
         starts = list(range(0, len(lines), size))
         try:
-            futures = [_executor().submit(fingerprint_piece, _own(lines[s:s + size]), tenant, app, cut and cut[s:s + size])
-                       for s in starts[1:]]
+            futures = [_executor().submit(fingerprint_piece, _own(lines[s:s + size]), tenant, app,
+                                          cut and cut[s:s + size]) for s in starts[1:]]
             first = fingerprint_piece(lines[:size], tenant, app, cut and cut[:size])
             pieces = [first] + [f.result() for f in futures]
         except (BrokenProcessPool, OSError):  # a worker died (e.g. killed for memory) or none could start: do the pieces

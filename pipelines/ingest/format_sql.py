@@ -645,8 +645,8 @@ def lane_usage_check(lane: list[Format], schema: dict) -> str:
                 # more keys than declared ones present (typed: not null) -- cheaper than comparing the names; a
                 # declared key with a JSON null or a declared object holding a scalar counts as absent, so defers too
                 present = " + ".join(
-                    f"({_typed_present(schema, root + p + (key.removesuffix('[*]'),), None if key.endswith('[*]') else child)})::int"
-                    for key, child in node.items())
+                    f"({_typed_present(schema, root + p + (key.removesuffix('[*]'),), None if key.endswith('[*]') else child)})"
+                    "::int" for key, child in node.items())
                 terms.append(f"coalesce(len({k}) > {present}, false)")
             for key, child in node.items():
                 if key.endswith("[*]"):

@@ -209,26 +209,30 @@ def test_a_request_of_odd_shapes_renders_and_stages_without_stopping_the_run(tmp
     conn.close()
 
 
+
+def staged_prints(db, logs) -> list[tuple]:
+    """Stage ``logs`` into a new warehouse at ``db``; core.usage's fingerprint columns, by line."""
+    from pipelines.ingest import stage as ingest
+    from pipelines.lib import warehouse
+
+    conn = warehouse.connect(db)
+    ingest.stage_logs(conn, logs)
+    rows = conn.execute("select source_line, prefix_family, system_sha, tools_sha, opening_hashes, rendered_chars, "
+                        "divergence_offset_chars, divergence_span from core.usage order by source_line").fetchall()
+    conn.close()
+    return rows
+
 def test_fingerprints_gathered_over_several_inserts_give_the_rows_one_insert_gives(tmp_path, monkeypatch):
     """Staging inserts fingerprint rows every PRINTS_ROWS rows (and at the end); how they are grouped changes no row,
     tools or system hashes that are null in one group and set in another included (PRINTS_SCHEMA types them)."""
     from pipelines.ingest import stage as ingest
-    from pipelines.lib import warehouse
 
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "bodies.jsonl").write_text("\n".join(request_lines()) + "\n")
 
-    def staged(name):
-        conn = warehouse.connect(tmp_path / f"{name}.duckdb")
-        ingest.stage_logs(conn, logs)
-        rows = conn.execute("select source_line, prefix_family, system_sha, tools_sha, opening_hashes, rendered_chars, "
-                            "divergence_offset_chars, divergence_span from core.usage order by source_line").fetchall()
-        conn.close()
-        return rows
-
-    at_once = staged("once")
-    # blocks of 64 bytes: the lines are read again one or two at a time, and the rows of a few chunks are inserted together
+    at_once = staged_prints(tmp_path / "once.duckdb", logs)
+    # blocks of 64 bytes: lines are read again one or two at a time, the rows of a few chunks inserted together
     count_lines = ingest.count_lines
     monkeypatch.setattr(ingest, "count_lines", lambda path, **kw: count_lines(path, block_bytes=64, **kw))
     monkeypatch.setattr(ingest, "PRINTS_ROWS", 4)
@@ -236,7 +240,7 @@ def test_fingerprints_gathered_over_several_inserts_give_the_rows_one_insert_giv
     register_and_run = ingest._register_and_run
     monkeypatch.setattr(ingest, "_register_and_run",
                         lambda conn, name, *rest: inserts.append(name) or register_and_run(conn, name, *rest))
-    one_by_one = staged("each")
+    one_by_one = staged_prints(tmp_path / "each.duckdb", logs)
     assert inserts.count("fingerprints_in") >= 2
     assert one_by_one == at_once
     assert sum(row[2] is not None for row in at_once) >= 5 and any(row[3] is None for row in at_once)
@@ -246,27 +250,21 @@ def test_a_request_key_written_with_escapes_is_fingerprinted_in_the_lane_and_out
     """JSON readers decode keys, so "requ\\u0065st" is the key "request": DuckDB's lane takes such a line as logging a
     body, and a line the lane defers (here for its reported cost) or a file it does not read (here for a blank line)
     is fingerprinted the same, not left without one because its text lacks the literal key."""
-    from pipelines.ingest import stage as ingest
-    from pipelines.lib import warehouse
-
     body = {"id": "c1", "object": "chat.completion", "model": "gpt-4.1",
             "usage": {"prompt_tokens": 2000, "completion_tokens": 10}}
     request = {"messages": [{"role": "system", "content": "You are terse. " * 80}, {"role": "user", "content": "hi"}]}
-    lines = [json.dumps({"ts": "2026-10-01T00:00:00Z", "request_id": f"r{i}", "request": request, "response": body, **extra})
-             .replace('"request":', '"requ\\u0065st":') for i, extra in enumerate([{}, {"reported_cost_usd": 0.01}])]
+    envelopes = [{"ts": "2026-10-01T00:00:00Z", "request_id": f"r{i}", "request": request, "response": body, **extra}
+                 for i, extra in enumerate([{}, {"reported_cost_usd": 0.01}])]
+    lines = [json.dumps(envelope).replace('"request":', '"requ\\u0065st":') for envelope in envelopes]
 
     def prints(name, text):
         logs = tmp_path / name
         logs.mkdir()
         (logs / "a.jsonl").write_text(text, encoding="utf-8")
-        conn = warehouse.connect(tmp_path / f"{name}.duckdb")
-        ingest.stage_logs(conn, logs)
-        rows = conn.execute("select source_line, prefix_family, rendered_chars, opening_hashes from core.usage "
-                            "order by source_line").fetchall()
-        conn.close()
-        return rows
+        return staged_prints(tmp_path / f"{name}.duckdb", logs)
 
     in_lane = prints("lane", "\n".join(lines) + "\n")
     general = prints("general", "\n\n".join(lines) + "\n")  # a blank line: the general reader takes the file
-    assert [(r[1][:3], r[2], len(r[3])) for r in in_lane] == [("fp:", 1202, 3)] * 2  # 80 x 15 characters of system prompt and "hi"
+    # 80 x 15 characters of system prompt and "hi": 1,202 rendered, three openings (256, 512, 1024)
+    assert [(r[1][:3], r[5], len(r[4])) for r in in_lane] == [("fp:", 1202, 3)] * 2
     assert [r[1:] for r in in_lane] == [r[1:] for r in general]
