@@ -20,8 +20,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.defs.nightly.jobs import (CLI_TRIGGER, CODE_LOCATION, PUBLISH_ASSETS, WINDOW_ASSETS, daily_job, ingest_job, publish_job,
-                                          range_tags)
+from pipelines.defs.nightly.jobs import (CLI_TRIGGER, CODE_LOCATION, PUBLISH_ASSETS, WINDOW_ASSETS, daily_job,
+                                          ingest_job, publish_job, range_tags)
 from pipelines.defs.settings import DEFAULT_LOGS, CachemeterSettings
 from pipelines.ingest import objectstore
 from pipelines.lib import expectations, lake, progress, report, warehouse

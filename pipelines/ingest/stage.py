@@ -39,8 +39,8 @@ import pyarrow.compute as pc
 from pipelines.ingest import body_chunks, cache_models, containers, formats, generations, objectstore
 from pipelines.lib import faults, prices
 from pipelines.ingest.discover import LogFile, duckdb_literal_path
-from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, Unreadable, malformed_json_excerpt, read_head,
-                                      read_line_ranges, read_records, read_tail)
+from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, NEWLINE, Unreadable, malformed_json_excerpt,
+                                      read_head, read_line_ranges, read_records, read_tail)
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
@@ -53,7 +53,6 @@ FIELDED = "ingest/fielded_items__create"
 VALIDATE = "ingest/validated_items__create"
 UNMAPPED = "ingest/unmapped_usage__create"
 NORMALISE = "ingest/file_rows__insert_normalised"
-NEWLINE = ord("\n")
 PRINTS_ROWS = 65_536  # fingerprint rows (about 300 bytes each) gathered before one insert
 PRINTS_SCHEMA = pa.schema([  # a chunk's fingerprint rows (file_fingerprints__create.sql), typed whatever values it holds
     ("source_line", pa.int64()), ("family", pa.string()), ("system_sha", pa.string()), ("tools_sha", pa.string()),
