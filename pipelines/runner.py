@@ -96,11 +96,12 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
         if all_days:
             conn.execute(statement("core/pending_days__insert_all"))
         ranges = pending_ranges(conn, dependent_days)
-        if not ranges:  # nothing to validate: Great Expectations is not even imported
+        if not ranges:  # nothing to validate: Great Expectations is not started (or stopped, if the CLI started it)
+            expectations.stop()
             _execute(defs, publish_job.name, instance, {}, "publishing the snapshot")
             return RunResult(None, None)
-        # seconds of importing Great Expectations, only when days are built (their checks validate them); started
-        # already if staging read new files (the ingest asset), so the import overlaps staging's DuckDB work
+        # Great Expectations' process (seconds of importing), only when days are built (their checks validate them);
+        # started already if staging read new files (the ingest asset), so its import overlaps staging
         expectations.preload()
         total = sum((last - first).days + 1 for first, last, _, _ in ranges)
         done, retried, selection = 0, 0, None

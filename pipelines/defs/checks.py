@@ -2,8 +2,8 @@
 
 Accounting invariants are blocking ERROR checks, one SQL predicate each (``sql/checks/*.sql``,
 each returning a ``violations`` count that must be 0). Distribution checks are WARN checks run by
-Great Expectations on pandas batches of the window (``lib/expectations.py``). Observed values go
-into the check metadata.
+Great Expectations on pandas batches of the window, in a process of its own (``lib/expectations.py``).
+Observed values go into the check metadata.
 """
 
 import json
@@ -76,7 +76,7 @@ def distribution(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: st
                                severity=dg.AssetCheckSeverity.WARN, metadata=metadata)
 
 
-def gx():
-    """The ``great_expectations.expectations`` module (imported lazily: it takes seconds; after the
-    background preload has finished, never beside it: ``expectations.module``)."""
-    return expectations.module().expectations
+def gx() -> "expectations._Kinds":
+    """GX expectations by their class names, described for the GX process (``expectations.Expect``):
+    ``gx().ExpectColumnValuesToBeBetween(column=..., min_value=..., max_value=...)``."""
+    return expectations.gx

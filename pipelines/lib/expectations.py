@@ -1,32 +1,74 @@
-"""Great Expectations 1.x validation of warehouse rows, in pandas batches fetched from DuckDB.
+"""Great Expectations 1.x validation of warehouse rows, in batches fetched from DuckDB.
 
 GX cannot validate DuckDB through SQLAlchemy/duckdb_engine today (every metric fails; GX issues
 #10738 and #11579, reference/anchors.md section 3), so rows are fetched from DuckDB in chunks of
-``CHUNK_ROWS`` as pandas frames and each chunk is validated against a suite defined in code, in an
-ephemeral GX context (nothing written to disk). Outcomes are combined over the chunks.
+``CHUNK_ROWS`` and each chunk is validated, as a pandas frame in an ephemeral GX context (nothing
+written to disk), against a suite described in code (``gx.ExpectColumnValuesToBeBetween(...)``: the
+GX class's name and its keyword arguments). Outcomes are combined over the chunks.
+
+GX runs in a process of its own (``lib/gx_worker.py``), started by ``preload`` or the first
+validation and kept for the life of this process: importing it is seconds of pure Python, which in
+this process held the GIL against the run's own work and stood on the critical path of every run
+that builds a day. Chunks travel to it as Arrow IPC over a socket.
 
 These are WARN-level distribution checks; the blocking accounting invariants run in SQL over every
 row (``sql/checks``). A window above ``CACHEMETER_GX_SAMPLE_ROWS`` rows (default 200,000; 0 = no
 limit) is validated on a uniform reservoir sample of that many rows (DuckDB ``USING SAMPLE``, a fixed
 seed), so a nightly run's validation costs the same at 5 million requests as at 200,000; the check
-metadata gives both the rows checked and the rows in the window. Importing GX takes seconds of pure
-Python, so ``preload`` starts it in a background thread while staging runs in DuckDB.
+metadata gives both the rows checked and the rows in the window.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import socket
+import subprocess
+import sys
+import tempfile
 import threading
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from pipelines.lib import options
 
 CHUNK_ROWS = 250_000
 DEFAULT_SAMPLE_ROWS = int(options.BY_NAME["gx_sample_rows"].default)
-_preload: threading.Thread | None = None
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # holds pipelines/: the worker imports it from there
+
+
+class ExpectationsError(RuntimeError):
+    """Great Expectations could not validate: its process stopped, or an expectation was refused."""
+
+
+@dataclass(frozen=True)
+class Expect:
+    """One GX expectation, described: ``kind`` names a class of ``great_expectations.expectations``,
+    ``options`` its keyword arguments (``column`` among them)."""
+
+    kind: str
+    options: dict = field(default_factory=dict)
+
+    @property
+    def column(self) -> str:
+        return self.options.get("column", "") or ""
+
+
+class _Kinds:
+    """``gx.ExpectColumnValuesToBeBetween(column=..., min_value=..., max_value=...)`` gives an ``Expect``:
+    suites read as GX's own names without importing GX here."""
+
+    def __getattr__(self, kind: str):
+        if not kind.startswith("Expect"):
+            raise AttributeError(kind)
+        return lambda **options: Expect(kind, options)
+
+
+gx = _Kinds()
 
 
 @dataclass
@@ -57,69 +99,112 @@ def sample_rows() -> int:
     return int(raw)
 
 
+class _Worker:
+    """The GX process (``lib/gx_worker.py``) and its end of the socket; one request at a time."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair()
+        self.stderr = tempfile.TemporaryFile()
+        env = {**os.environ, "GX_ANALYTICS_ENABLED": "False",
+               "PYTHONPATH": os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))}
+        with theirs:
+            self.process = subprocess.Popen([sys.executable, "-m", "pipelines.lib.gx_worker", str(theirs.fileno())],
+                                            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=self.stderr, env=env)
+        self.conn = Connection(ours.detach())
+        self.owner = os.getpid()
+        self.lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return self.owner == os.getpid() and self.process.poll() is None
+
+    def ask(self, specs: list[tuple[str, dict]], ipc: bytes) -> list[dict]:
+        """The worker's results for one chunk; raises ``ExpectationsError`` with its reason."""
+        with self.lock:
+            try:
+                self.conn.send((specs, ipc))
+                status, answer = self.conn.recv()
+            except (EOFError, OSError) as exc:
+                raise ExpectationsError(f"the Great Expectations process stopped ({self._last_words()})") from exc
+        if status != "ok":
+            raise ExpectationsError(answer)
+        return answer
+
+    def _last_words(self) -> str:
+        code = self.process.wait(5)
+        self.stderr.seek(0)
+        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
+        return f"exit code {code}" + (f": {lines[-1]}" if lines else "")
+
+    def stop(self) -> None:
+        """Close the socket and end the process (it holds nothing worth a graceful end)."""
+        self.conn.close()
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(5)
+        self.stderr.close()
+
+
+_worker: _Worker | None = None
+_worker_lock = threading.Lock()
+
+
+def _running() -> _Worker:
+    """This process's GX worker, started (again) when there is none, it stopped, or it is a forked parent's."""
+    global _worker
+    with _worker_lock:
+        if _worker is None or not _worker.alive():
+            if _worker is not None and _worker.owner == os.getpid():
+                _worker.stop()
+            _worker = _Worker()
+        return _worker
+
+
 def preload() -> None:
-    """Import Great Expectations and build its context in a background thread (once per process)."""
-    global _preload
-    if _preload is None:
-        _preload = threading.Thread(target=_batch_definition, name="gx-preload", daemon=True)
-        _preload.start()
+    """Start the GX process now (it imports GX while this process works on); no wait."""
+    _running()
 
 
-def _ready():
-    """The batch definition, once the preload (if started) has finished: the package must not be imported
-    from two threads at once (its circular imports then fail half-way, seen in a run as "partially
-    initialized module 'sqlalchemy.orm.exc' has no attribute 'UnmappedClassError'")."""
-    if _preload is not None:
-        _preload.join()
-    return _batch_definition()
+def stop() -> None:
+    """End the GX process if one runs (also at exit)."""
+    global _worker
+    with _worker_lock:
+        if _worker is not None and _worker.owner == os.getpid():
+            _worker.stop()
+        _worker = None
 
 
-def module():
-    """The ``great_expectations`` package, imported after the preload (if started) has finished (``_ready``)."""
-    _ready()
-    import great_expectations
-
-    return great_expectations
-
-
-@cache
-def _batch_definition():
-    os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
-    import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
-
-    context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    source = context.data_sources.add_pandas("cachemeter")
-    return source.add_dataframe_asset("warehouse_rows").add_batch_definition_whole_dataframe("chunk")
+atexit.register(stop)
 
 
 def validate(conn: duckdb.DuckDBPyConnection, sql: str, params: dict, expectations: list) -> list[Outcome]:
-    """Validate the rows of ``sql`` against ``expectations`` (GX expectation objects), chunk by chunk.
+    """Validate the rows of ``sql`` against ``expectations`` (``Expect``s, e.g. ``gx.ExpectColumnValuesToBeInSet(
+    column="provider", value_set=[...])``), chunk by chunk, in the GX process; one ``Outcome`` per expectation.
 
     At most ``sample_rows()`` rows are validated (a uniform sample of a larger result). A query with
-    no rows yields successful outcomes with zero elements.
+    no rows yields successful outcomes with zero elements. Raises ``ExpectationsError`` when the GX
+    process stops or refuses an expectation (an unknown class, a bad option), ``ValueError`` for a bad
+    ``CACHEMETER_GX_SAMPLE_ROWS``.
     """
-    batches = _ready()
-    import great_expectations as gx
-
-    suite = gx.ExpectationSuite(name="cachemeter_checks", expectations=list(expectations))
+    specs = [(e.kind, e.options) for e in expectations]
     in_window = conn.execute(f"select count(*) from ({sql})", params).fetchall()[0][0]
     limit = sample_rows()
-    totals = {i: Outcome(type(e).__name__, getattr(e, "column", "") or "", True, 0, 0, [], in_window)
-              for i, e in enumerate(expectations)}
+    totals = {i: Outcome(e.kind, e.column, True, 0, 0, [], in_window) for i, e in enumerate(expectations)}
     if limit and in_window > limit:
         sql = f"select * from ({sql}) as window_rows using sample reservoir({limit} rows) repeatable (42)"
     reader = conn.sql(sql, params=params).to_arrow_reader(CHUNK_ROWS)
+    worker = None
     for chunk in reader:
-        frame = chunk.to_pandas()
-        if frame.empty:
+        if not chunk.num_rows:
             continue
-        result = batches.get_batch(batch_parameters={"dataframe": frame}).validate(suite)
-        for i, item in enumerate(result.results):
+        worker = worker or _running()
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, chunk.schema) as writer:
+            writer.write_batch(chunk)
+        for i, item in enumerate(worker.ask(specs, sink.getvalue().to_pybytes())):
             outcome = totals[i]
-            outcome.success = outcome.success and bool(item.success)
-            outcome.element_count += int(item.result.get("element_count", len(frame)))
-            outcome.unexpected_count += int(item.result.get("unexpected_count", 0) or 0)
-            outcome.examples += list(item.result.get("partial_unexpected_list", []) or [])[:5]
+            outcome.success = outcome.success and item["success"]
+            outcome.element_count += item["element_count"]
+            outcome.unexpected_count += item["unexpected_count"]
+            outcome.examples += item["examples"]
     return list(totals.values())

@@ -1,5 +1,8 @@
 """What a small run skips: Great Expectations when no day is built, chart images nobody can see."""
 
+import subprocess
+import sys
+
 import dagster as dg
 
 from pipelines import runner
@@ -44,38 +47,31 @@ def test_gx_only_when_days_are_built_and_chart_images_only_where_they_are_kept(t
     assert (tmp_path / "report.html").stat().st_size > 100_000  # the page itself is still written
 
 
-def test_the_checks_import_great_expectations_only_after_the_background_preload_has_finished(monkeypatch):
-    # Importing the package from two threads at once fails half-way on its circular imports (seen in the
-    # suite: a day failed with "partially initialized module 'sqlalchemy.orm.exc'"), so the expectation
-    # objects an asset builds (checks.gx) wait for the preload thread, and so does validation.
-    import threading
-
-    import great_expectations  # noqa: F401  already imported, so only the wait can hold checks.gx()
-
-    from pipelines.defs import checks
-
-    started, release, events = threading.Event(), threading.Event(), []
-
-    def slow_preload():  # the first call (the preload thread's) takes until released; later ones are the cache's
-        if started.is_set():
-            return "batches"
-        started.set()
-        release.wait(10)
-        events.append("preload done")
-        return "batches"
-
-    slow_preload.cache_clear = lambda: None
-    monkeypatch.setattr(expectations, "_batch_definition", slow_preload)
-    monkeypatch.setattr(expectations, "_preload", None)
-    expectations.preload()
-    assert started.wait(10)
-    caller = threading.Thread(target=lambda: events.append(("gx", checks.gx().__name__)))
-    caller.start()
-    caller.join(0.5)
-    assert caller.is_alive() and events == []  # held while the preload runs
-    release.set()
-    caller.join(10)
-    assert events == ["preload done", ("gx", "great_expectations.expectations")]
+def test_a_run_validates_its_day_with_great_expectations_in_another_process(tmp_path):
+    # GX's import is seconds of pure Python; in the run's own process it held the GIL against the run's work.
+    # A run that builds a day validates it in the GX process and never imports GX itself; a run that builds
+    # none stops the process the CLI started early. (A process of its own: this test process may import GX.)
+    write_jsonl(tmp_path / "logs" / "one.jsonl", [ONE_LINE])
+    script = f"""
+import os, sys
+import dagster as dg
+from pipelines import runner
+from pipelines.lib import expectations
+runner.configure({str(tmp_path / "logs")!r}, {str(tmp_path / "w.duckdb")!r}, None)
+instance = dg.DagsterInstance.ephemeral()
+expectations.preload()  # as the CLI does
+worker = expectations._worker.process.pid
+print(runner.run_pipeline(instance=instance).first_day, worker != os.getpid(), expectations._worker.process.pid == worker)
+(record,) = instance.get_latest_asset_check_evaluation_record(
+    dg.AssetCheckKey(dg.AssetKey(["core", "usage"]), "usage_distributions")),
+print(record.event.asset_check_evaluation.passed, record.event.asset_check_evaluation.metadata["rows_checked"].value)
+expectations.preload()
+print(runner.run_pipeline(instance=instance).first_day, expectations._worker)
+print("great_expectations" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[:4] == ["2026-11-20 True True", "True 1", "None None", "False"]
 
 
 def test_a_scheduled_ingest_run_leaves_great_expectations_to_the_days_own_process(tmp_path, monkeypatch):
