@@ -31,7 +31,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from pipelines.defs.settings import DEFAULT_DB
 from pipelines.lib import lake, options, progress, warehouse
 
 app = typer.Typer(help="Cost metering and billing analytics for LLM prompt caching.", no_args_is_help=True,
@@ -59,7 +58,7 @@ def run(
     logs: str = typer.Option(None, "--logs", envvar="CACHEMETER_LOGS", show_default=False,
                              help="Folder of usage logs (searched recursively), or a bucket prefix: s3://bucket/prefix, "
                              "gs://..., abfs://... (credentials from the provider's standard chain). Default: the bundled demo logs."),
-    db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file (created if missing), or a DuckLake "
+    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", help="DuckDB warehouse file (created if missing), or a DuckLake "
                             "catalog: ducklake:<file>.ducklake, ducklake:sqlite:<file> or ducklake:postgres:<conninfo>."),
     data_path: str = typer.Option(None, "--data-path", envvar="CACHEMETER_DATA_PATH", show_default=False,
                                   help="Folder or s3://bucket/prefix of a DuckLake's Parquet files (needed when the "
@@ -83,6 +82,11 @@ def run(
     Example: `cachemeter run --logs ./logs --db warehouse/cachemeter.duckdb`
     """
     global _imports_heavy_modules
+    from pipelines.lib import expectations
+
+    # Great Expectations' process imports GX (seconds) on the other core while this one imports Dagster and
+    # stages; the checks of the days built validate there (the runner stops it when no day is built)
+    expectations.preload()
     from pipelines import runner
 
     _imports_heavy_modules = True
@@ -123,7 +127,7 @@ def run(
 @app.command()
 def sql(
     query: str = typer.Argument(..., help="A SELECT (or other read-only) statement in DuckDB SQL."),
-    db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file or DuckLake target (ducklake:<catalog>)."),
+    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", help="DuckDB warehouse file or DuckLake target (ducklake:<catalog>)."),
     output: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, csv or json."),
     live: bool = typer.Option(False, "--live", help="Read the warehouse file itself, not its snapshot "
                               "(fails while a run holds the file)."),
@@ -192,7 +196,7 @@ def sql(
 
 @app.command()
 def report(
-    db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file (its snapshot is read)."),
+    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", help="DuckDB warehouse file (its snapshot is read)."),
     days: int = typer.Option(30, "--days", min=1, help="How many UTC days of data to show (counting back from the last)."),
     out: Path = typer.Option(None, "--out", help="Where to write the HTML file. Default: report.html beside the warehouse."),
 ) -> None:
@@ -214,7 +218,7 @@ def report(
 
 
 @app.command()
-def doctor(db: Path = typer.Option(Path(DEFAULT_DB), "--db", help="DuckDB warehouse file to check.")) -> None:
+def doctor(db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", help="DuckDB warehouse file to check.")) -> None:
     """Check the install, the price catalogue, the warehouse, DAGSTER_HOME and the webhook; say what to fix.
 
     Example: `cachemeter doctor --db warehouse/cachemeter.duckdb`

@@ -16,7 +16,6 @@ import dagster as dg
 from pipelines.lib import options, safe_yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DB = "warehouse/cachemeter.duckdb"
 DEFAULT_LOGS = str(REPO_ROOT / "fixtures" / "demo_logs")
 DEFAULT_CONFIG = str(REPO_ROOT / "cachemeter.yaml")
 

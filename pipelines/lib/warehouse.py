@@ -26,6 +26,7 @@ from pipelines.lib import lake, options, providers
 from pipelines.lib.sql import statement, statements_in
 
 
+DEFAULT_DB = "warehouse/cachemeter.duckdb"  # the CLI's warehouse file when --db / CACHEMETER_DB name none (relative to the cwd)
 DEFAULT_MEMORY_LIMIT = str(options.BY_NAME["memory_limit"].default)  # DuckDB's own default is 80% of RAM; the nightly run should stay small
 # the configuration every read-write connection of a run opens with (the Dagster resource's too): DuckDB
 # shares one open database instance between connections of a process only when their configurations match

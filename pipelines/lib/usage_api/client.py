@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import requests
-from requests.adapters import HTTPAdapter
-from urllib3.util.retry import Retry
+if TYPE_CHECKING:  # imported where a page is fetched: every run loads this module, few fetch (0.2 s of import)
+    import requests
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 BACKOFF_MAX_SECONDS = 60.0
@@ -38,6 +38,10 @@ class RetryOptions:
 def session(options: RetryOptions) -> requests.Session:
     """A session whose GETs are retried as the module docstring says (``raise_on_status`` off: the last
     answer is returned, and classified by ``get_json``)."""
+    import requests
+    from requests.adapters import HTTPAdapter
+    from urllib3.util.retry import Retry
+
     retry = Retry(total=options.retries, connect=options.retries, read=options.retries, status=options.retries,
                   status_forcelist=RETRY_STATUSES, allowed_methods=frozenset({"GET"}),
                   backoff_factor=options.backoff_seconds, backoff_max=BACKOFF_MAX_SECONDS,
@@ -58,6 +62,8 @@ def get_json(http: requests.Session, url: str, params: list[tuple[str, str]], he
     no answer at all, or a body that is not JSON. The reason names the status and the API's own error
     message (never the key).
     """
+    import requests
+
     secrets = [v for k, v in headers.items() if k.lower() in ("authorization", "x-api-key")]
     try:
         answer = http.get(url, params=params, headers=headers, timeout=options.timeout_seconds)

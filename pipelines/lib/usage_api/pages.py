@@ -27,11 +27,13 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-
-import requests
+from typing import TYPE_CHECKING
 
 from pipelines.lib import options
 from pipelines.lib.usage_api import MANAGED_DIR, client, sources
+
+if TYPE_CHECKING:
+    import requests
 
 MAX_PAGES = 1000  # a day of 1-hour buckets is a few pages; more means a cursor that never ends
 _PAGE_NAME = re.compile(r"page-(\d{4,})\.json(\.raw)?")
