@@ -82,11 +82,11 @@ def run(
     Example: `cachemeter run --logs ./logs --db warehouse/cachemeter.duckdb`
     """
     global _imports_heavy_modules
-    from pipelines.lib import expectations
+    from pipelines.lib import side_process
 
-    # Great Expectations' process imports GX (seconds) on the other core while this one imports Dagster and
-    # stages; the checks of the days built validate there (the runner stops it when no day is built)
-    expectations.preload()
+    # the side process imports the report's libraries and Great Expectations (seconds) on the other core while
+    # this one imports Dagster and stages; the days' checks validate there and the report is rendered there
+    side_process.preload()
     from pipelines import runner
 
     _imports_heavy_modules = True

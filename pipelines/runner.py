@@ -24,7 +24,7 @@ from pipelines.defs.nightly.jobs import (CLI_TRIGGER, CODE_LOCATION, PUBLISH_ASS
                                           ingest_job, publish_job, range_tags)
 from pipelines.defs.settings import DEFAULT_LOGS, CachemeterSettings
 from pipelines.ingest import objectstore
-from pipelines.lib import expectations, lake, progress, report, warehouse
+from pipelines.lib import lake, progress, side_process, warehouse
 from pipelines.lib.sql import statement
 
 
@@ -88,21 +88,20 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
     dependent_days = CachemeterSettings.from_env().dependent_days
     workers = parallel_days.workers_for(os.environ["CACHEMETER_DB"])
 
-    # the report's JavaScript bundle (read from its cache, or seconds of bundling), overlapped with staging
-    report.preload()
     # one open instance for every asset, and the lock that keeps a second run out
     with warehouse.held_for_run(os.environ["CACHEMETER_DB"], wait_seconds) as conn:
         _execute(defs, ingest_job.name, instance, {}, "ingest and pricing")
         if all_days:
             conn.execute(statement("core/pending_days__insert_all"))
         ranges = pending_ranges(conn, dependent_days)
-        if not ranges:  # nothing to validate: Great Expectations is not started (or stopped, if the CLI started it)
-            expectations.stop()
+        if not ranges:  # nothing to validate: a side process importing Great Expectations would hold up the report
+            side_process.stop()
+            side_process.preload(("report",))
             _execute(defs, publish_job.name, instance, {}, "publishing the snapshot")
             return RunResult(None, None)
         # Great Expectations' process (seconds of importing), only when days are built (their checks validate them);
         # started already if staging read new files (the ingest asset), so its import overlaps staging
-        expectations.preload()
+        side_process.preload()
         total = sum((last - first).days + 1 for first, last, _, _ in ranges)
         done, retried, selection = 0, 0, None
         if workers > 1:

@@ -6,10 +6,10 @@ GX cannot validate DuckDB through SQLAlchemy/duckdb_engine today (every metric f
 written to disk), against a suite described in code (``gx.ExpectColumnValuesToBeBetween(...)``: the
 GX class's name and its keyword arguments). Outcomes are combined over the chunks.
 
-GX runs in a process of its own (``lib/gx_worker.py``), started by ``preload`` or the first
-validation and kept for the life of this process: importing it is seconds of pure Python, which in
-this process held the GIL against the run's own work and stood on the critical path of every run
-that builds a day. Chunks travel to it as Arrow IPC over a socket.
+GX runs in the run's side process (``lib/side_process.py``), started by the CLI as a run starts or
+by the first validation, and kept for the life of this process: importing it is seconds of pure
+Python, which in this process held the GIL against the run's own work and stood on the critical
+path of every run that builds a day. Chunks travel to it as Arrow IPC over a socket.
 
 These are WARN-level distribution checks; the blocking accounting invariants run in SQL over every
 row (``sql/checks``). A window above ``CACHEMETER_GX_SAMPLE_ROWS`` rows (default 200,000; 0 = no
@@ -20,29 +20,16 @@ metadata gives both the rows checked and the rows in the window.
 
 from __future__ import annotations
 
-import atexit
 import os
-import socket
-import subprocess
-import sys
-import tempfile
-import threading
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
-from pipelines.lib import options
+from pipelines.lib import options, side_process
 
 CHUNK_ROWS = 250_000
 DEFAULT_SAMPLE_ROWS = int(options.BY_NAME["gx_sample_rows"].default)
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # holds pipelines/: the worker imports it from there
-
-
-class ExpectationsError(RuntimeError):
-    """Great Expectations could not validate: its process stopped, or an expectation was refused."""
 
 
 @dataclass(frozen=True)
@@ -99,91 +86,13 @@ def sample_rows() -> int:
     return int(raw)
 
 
-class _Worker:
-    """The GX process (``lib/gx_worker.py``) and its end of the socket; one request at a time."""
-
-    def __init__(self) -> None:
-        ours, theirs = socket.socketpair()
-        self.stderr = tempfile.TemporaryFile()
-        env = {**os.environ, "GX_ANALYTICS_ENABLED": "False",
-               "PYTHONPATH": os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))}
-        with theirs:
-            self.process = subprocess.Popen([sys.executable, "-m", "pipelines.lib.gx_worker", str(theirs.fileno())],
-                                            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=self.stderr, env=env)
-        self.conn = Connection(ours.detach())
-        self.owner = os.getpid()
-        self.lock = threading.Lock()
-
-    def alive(self) -> bool:
-        return self.owner == os.getpid() and self.process.poll() is None
-
-    def ask(self, specs: list[tuple[str, dict]], ipc: bytes) -> list[dict]:
-        """The worker's results for one chunk; raises ``ExpectationsError`` with its reason."""
-        with self.lock:
-            try:
-                self.conn.send((specs, ipc))
-                status, answer = self.conn.recv()
-            except (EOFError, OSError) as exc:
-                raise ExpectationsError(f"the Great Expectations process stopped ({self._last_words()})") from exc
-        if status != "ok":
-            raise ExpectationsError(answer)
-        return answer
-
-    def _last_words(self) -> str:
-        code = self.process.wait(5)
-        self.stderr.seek(0)
-        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
-        return f"exit code {code}" + (f": {lines[-1]}" if lines else "")
-
-    def stop(self) -> None:
-        """Close the socket and end the process (it holds nothing worth a graceful end)."""
-        self.conn.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(5)
-        self.stderr.close()
-
-
-_worker: _Worker | None = None
-_worker_lock = threading.Lock()
-
-
-def _running() -> _Worker:
-    """This process's GX worker, started (again) when there is none, it stopped, or it is a forked parent's."""
-    global _worker
-    with _worker_lock:
-        if _worker is None or not _worker.alive():
-            if _worker is not None and _worker.owner == os.getpid():
-                _worker.stop()
-            _worker = _Worker()
-        return _worker
-
-
-def preload() -> None:
-    """Start the GX process now (it imports GX while this process works on); no wait."""
-    _running()
-
-
-def stop() -> None:
-    """End the GX process if one runs (also at exit)."""
-    global _worker
-    with _worker_lock:
-        if _worker is not None and _worker.owner == os.getpid():
-            _worker.stop()
-        _worker = None
-
-
-atexit.register(stop)
-
-
 def validate(conn: duckdb.DuckDBPyConnection, sql: str, params: dict, expectations: list) -> list[Outcome]:
     """Validate the rows of ``sql`` against ``expectations`` (``Expect``s, e.g. ``gx.ExpectColumnValuesToBeInSet(
-    column="provider", value_set=[...])``), chunk by chunk, in the GX process; one ``Outcome`` per expectation.
+    column="provider", value_set=[...])``), chunk by chunk, in the side process; one ``Outcome`` per expectation.
 
     At most ``sample_rows()`` rows are validated (a uniform sample of a larger result). A query with
-    no rows yields successful outcomes with zero elements. Raises ``ExpectationsError`` when the GX
-    process stops or refuses an expectation (an unknown class, a bad option), ``ValueError`` for a bad
+    no rows yields successful outcomes with zero elements. Raises ``side_process.SideProcessError`` when
+    the side process stops or refuses an expectation (an unknown class, a bad option), ``ValueError`` for a bad
     ``CACHEMETER_GX_SAMPLE_ROWS``.
     """
     specs = [(e.kind, e.options) for e in expectations]
@@ -197,11 +106,11 @@ def validate(conn: duckdb.DuckDBPyConnection, sql: str, params: dict, expectatio
     for chunk in reader:
         if not chunk.num_rows:
             continue
-        worker = worker or _running()
+        worker = worker or side_process.running()
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, chunk.schema) as writer:
             writer.write_batch(chunk)
-        for i, item in enumerate(worker.ask(specs, sink.getvalue().to_pybytes())):
+        for i, item in enumerate(worker.ask("validate", specs, sink.getvalue().to_pybytes())):
             outcome = totals[i]
             outcome.success = outcome.success and item["success"]
             outcome.element_count += item["element_count"]

@@ -1,4 +1,5 @@
-"""What a small run skips: Great Expectations when no day is built, chart images nobody can see."""
+"""What a small run skips or leaves to the side process: Great Expectations when no day is built, chart images
+nobody can see; GX, Altair and vl-convert never in the run's own process."""
 
 import subprocess
 import sys
@@ -6,7 +7,7 @@ import sys
 import dagster as dg
 
 from pipelines import runner
-from pipelines.lib import expectations
+from pipelines.lib import side_process
 from tests.conftest import REPO, write_jsonl
 
 REPORT = dg.AssetKey(["publish", "cache_report"])
@@ -20,7 +21,7 @@ def report_metadata(instance: dg.DagsterInstance) -> dict:
 
 def test_gx_only_when_days_are_built_and_chart_images_only_where_they_are_kept(tmp_path, monkeypatch):
     preloads = []
-    monkeypatch.setattr(expectations, "preload", lambda: preloads.append("gx"))
+    monkeypatch.setattr(side_process, "preload", lambda warm=("report", "validate"): preloads.append(warm))
     write_jsonl(tmp_path / "logs" / "one.jsonl", [ONE_LINE])
     runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", None)
 
@@ -28,18 +29,19 @@ def test_gx_only_when_days_are_built_and_chart_images_only_where_they_are_kept(t
     (tmp_path / "dagster_home").mkdir()
     kept = dg.DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
     assert runner.run_pipeline(instance=kept).first_day.isoformat() == "2026-11-20"
-    # staging read a new file and a day was built: its checks validate it with Great Expectations (asked for
-    # as staging starts, so the import overlaps it, and again before the days: once a process in truth)
-    assert set(preloads) == {"gx"}
+    # staging read a new file and a day was built: its checks validate it with Great Expectations (the side
+    # process asked for as staging starts, so the import overlaps it, and again before the days: one process)
+    assert set(preloads) == {("report", "validate")}
     preloads.clear()
     charts = report_metadata(kept)["charts"].value
     assert charts.count("data:image/png;base64,") == 3
 
-    # nothing new: only staging and publishing run, nothing is validated, so GX is not even loaded; and an
-    # ephemeral instance (the CLI without DAGSTER_HOME) forgets metadata at exit, so no images are drawn
+    # nothing new: only staging and publishing run, nothing is validated, so GX is not even loaded (the side
+    # process loads the report's libraries only); and an ephemeral instance (the CLI without DAGSTER_HOME)
+    # forgets metadata at exit, so no images are drawn
     forgetful = dg.DagsterInstance.ephemeral()
     assert runner.run_pipeline(instance=forgetful).first_day is None
-    assert preloads == []
+    assert preloads == [("report",)]
     assert [r.job_name for r in forgetful.get_runs()] == ["cachemeter_publish", "cachemeter_ingest"]
     metadata = report_metadata(forgetful)
     assert "charts" not in metadata
@@ -47,31 +49,36 @@ def test_gx_only_when_days_are_built_and_chart_images_only_where_they_are_kept(t
     assert (tmp_path / "report.html").stat().st_size > 100_000  # the page itself is still written
 
 
-def test_a_run_validates_its_day_with_great_expectations_in_another_process(tmp_path):
-    # GX's import is seconds of pure Python; in the run's own process it held the GIL against the run's work.
-    # A run that builds a day validates it in the GX process and never imports GX itself; a run that builds
-    # none stops the process the CLI started early. (A process of its own: this test process may import GX.)
+def test_a_run_validates_and_reports_in_the_side_process_and_never_imports_their_libraries(tmp_path):
+    # GX's import is seconds of pure Python, Altair's half of one more; in the run's own process they held the
+    # GIL against the run's work (pandas stays: DuckDB imports it to bind the first query parameter). A run
+    # that builds a day validates it and renders its report in the side process the CLI starts early; a run
+    # that builds none starts it again without GX (its import would hold up the report). (A process of its
+    # own: this test process may import them.)
     write_jsonl(tmp_path / "logs" / "one.jsonl", [ONE_LINE])
     script = f"""
 import os, sys
 import dagster as dg
 from pipelines import runner
-from pipelines.lib import expectations
+from pipelines.lib import side_process
 runner.configure({str(tmp_path / "logs")!r}, {str(tmp_path / "w.duckdb")!r}, None)
 instance = dg.DagsterInstance.ephemeral()
-expectations.preload()  # as the CLI does
-worker = expectations._worker.process.pid
-print(runner.run_pipeline(instance=instance).first_day, worker != os.getpid(), expectations._worker.process.pid == worker)
+side_process.preload()  # as the CLI does
+worker = side_process._running.process.pid
+first = runner.run_pipeline(instance=instance).first_day
+print(first, worker != os.getpid(), side_process._running.process.pid == worker)
 (record,) = instance.get_latest_asset_check_evaluation_record(
     dg.AssetCheckKey(dg.AssetKey(["core", "usage"]), "usage_distributions")),
 print(record.event.asset_check_evaluation.passed, record.event.asset_check_evaluation.metadata["rows_checked"].value)
-expectations.preload()
-print(runner.run_pipeline(instance=instance).first_day, expectations._worker)
-print("great_expectations" in sys.modules)
+side_process.preload()
+first = runner.run_pipeline(instance=instance).first_day
+print(first, side_process._running.warm, side_process._running.process.pid != worker)
+print([m for m in ("great_expectations", "altair", "vl_convert") if m in sys.modules])
 """
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split("\n")[:4] == ["2026-11-20 True True", "True 1", "None None", "False"]
+    assert done.stdout.split("\n")[:4] == ["2026-11-20 True True", "True 1", "None ('report',) True", "[]"]
+    assert (tmp_path / "report.html").stat().st_size > 100_000
 
 
 def test_a_scheduled_ingest_run_leaves_great_expectations_to_the_days_own_process(tmp_path, monkeypatch):
@@ -82,7 +89,7 @@ def test_a_scheduled_ingest_run_leaves_great_expectations_to_the_days_own_proces
     from pipelines.defs.nightly.jobs import CLI_TRIGGER, TRIGGER, ingest_job
 
     preloads = []
-    monkeypatch.setattr(expectations, "preload", lambda: preloads.append("gx"))
+    monkeypatch.setattr(side_process, "preload", lambda: preloads.append("gx"))
     defs = load_defs()
     for n, (trigger, expected) in enumerate([("nightly_schedule", []), (CLI_TRIGGER[TRIGGER], ["gx"])]):
         write_jsonl(tmp_path / f"logs{n}" / "one.jsonl", [ONE_LINE])

@@ -1,4 +1,4 @@
-"""The Great Expectations process (lib/expectations.py, lib/gx_worker.py): results, refusals, a stopped process."""
+"""Validation in the side process (lib/expectations.py, lib/side_process.py): results, refusals, a stopped process."""
 
 import os
 import signal
@@ -6,8 +6,9 @@ import signal
 import duckdb
 import pytest
 
-from pipelines.lib import expectations
-from pipelines.lib.expectations import ExpectationsError, gx
+from pipelines.lib import expectations, side_process
+from pipelines.lib.expectations import gx
+from pipelines.lib.side_process import SideProcessError
 
 ROWS = "select * from (values (1, 'openai'), (5, 'anthropic'), (12, 'mystery')) as t(tokens, provider)"
 SUITE = [gx.ExpectColumnValuesToBeBetween(column="tokens", min_value=0, max_value=10),
@@ -18,7 +19,7 @@ SUITE = [gx.ExpectColumnValuesToBeBetween(column="tokens", min_value=0, max_valu
 def conn():
     with duckdb.connect() as connection:
         yield connection
-    expectations.stop()
+    side_process.stop()
 
 
 def test_each_expectation_gets_its_counts_and_examples_from_the_gx_process(conn):
@@ -26,31 +27,31 @@ def test_each_expectation_gets_its_counts_and_examples_from_the_gx_process(conn)
     assert (between.expectation, between.column, between.success) == ("ExpectColumnValuesToBeBetween", "tokens", False)
     assert (between.element_count, between.unexpected_count, between.examples) == (3, 1, ["12"])
     assert (in_set.success, in_set.unexpected_count, in_set.examples) == (False, 1, ["mystery"])
-    assert expectations._worker.process.pid != os.getpid()
+    assert side_process._running.process.pid != os.getpid()
 
 
 def test_an_unknown_expectation_is_refused_by_name_and_the_process_serves_on(conn):
-    with pytest.raises(ExpectationsError, match="ExpectNoSuchThing is not a Great Expectations expectation"):
+    with pytest.raises(SideProcessError, match="ExpectNoSuchThing is not a Great Expectations expectation"):
         expectations.validate(conn, ROWS, {}, [gx.ExpectNoSuchThing(column="tokens")])
-    with pytest.raises(ExpectationsError, match="max_value"):  # GX's own refusal of a bad option, by its name
+    with pytest.raises(SideProcessError, match="max_value"):  # GX's own refusal of a bad option, by its name
         expectations.validate(conn, ROWS, {}, [gx.ExpectColumnValuesToBeBetween(column="tokens", max_value="ten")])
-    worker = expectations._worker.process.pid
+    worker = side_process._running.process.pid
     assert [o.success for o in expectations.validate(conn, ROWS, {}, SUITE[:1])] == [False]
-    assert expectations._worker.process.pid == worker
+    assert side_process._running.process.pid == worker
 
 
 def test_a_stopped_process_is_named_and_the_next_validation_starts_another(conn):
     expectations.validate(conn, ROWS, {}, SUITE)
-    stopped = expectations._worker
+    stopped = side_process._running
     os.kill(stopped.process.pid, signal.SIGKILL)
     stopped.process.wait(10)
-    with pytest.raises(ExpectationsError, match=r"the Great Expectations process stopped \(exit code -9\)"):
-        stopped.ask([("ExpectColumnValuesToBeBetween", {"column": "tokens"})], b"")
+    with pytest.raises(SideProcessError, match=r"side process \(Great Expectations, report\) stopped \(exit code -9\)"):
+        stopped.ask("validate", [("ExpectColumnValuesToBeBetween", {"column": "tokens"})], b"")
     assert [o.unexpected_count for o in expectations.validate(conn, ROWS, {}, SUITE)] == [1, 1]
-    assert expectations._worker is not stopped and expectations._worker.process.pid != stopped.process.pid
+    assert side_process._running is not stopped and side_process._running.process.pid != stopped.process.pid
 
 
 def test_an_empty_window_is_valid_without_starting_the_process(conn):
     outcomes = expectations.validate(conn, ROWS + " where tokens > 100", {}, SUITE)
     assert [(o.success, o.element_count, o.rows_in_window) for o in outcomes] == [(True, 0, 0), (True, 0, 0)]
-    assert expectations._worker is None
+    assert side_process._running is None

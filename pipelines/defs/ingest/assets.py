@@ -14,7 +14,7 @@ from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.defs.sources.assets import USAGE_API_PAGES
 from pipelines.ingest import stage as ingest
-from pipelines.lib import expectations, progress
+from pipelines.lib import progress, side_process
 from pipelines.lib.sql import statement
 
 STAGED_FILES = dg.AssetKey(["stage", "files"])
@@ -40,7 +40,7 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
 
     def on_file(log, index, total):  # called only for files being staged
         if days_here:
-            expectations.preload()
+            side_process.preload()
         progress.report("ingest", index, total, log.relative)
 
     if not settings.logs_dir:

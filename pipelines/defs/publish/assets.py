@@ -7,7 +7,7 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.catalog import OWNERS
 from pipelines.defs.resources import warehouse_connection
-from pipelines.lib import lake, report, warehouse
+from pipelines.lib import lake, side_process, warehouse
 
 
 @dg.asset(
@@ -35,6 +35,9 @@ def warehouse_snapshot(context: dg.AssetExecutionContext, duckdb: DuckDBResource
         return dg.MaterializeResult(metadata=warehouse.publish_snapshot(conn, duckdb.database))
 
 
+REPORT_DAYS = 30  # UTC days of data the report shows
+
+
 @dg.asset(
     key=["publish", "cache_report"],
     deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],
@@ -53,15 +56,20 @@ def cache_report(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> d
     forgets the metadata when the process ends, and rendering them (vl-convert's JavaScript engine
     started for three PNGs) is the costliest part of a small run's report.
     """
-    # a DuckLake is read through the run's own connection (its DuckDB catalog file admits one instance)
-    with (warehouse_connection(duckdb) if lake.is_lake(duckdb.database)
-          else warehouse.connect(warehouse.snapshot_path(duckdb.database), read_only=True)) as conn:
-        data = report.load(conn, days=30)
-        out = warehouse.report_path(duckdb.database)
+    out, pngs = warehouse.report_path(duckdb.database), not context.instance.is_ephemeral
+    if lake.is_lake(duckdb.database):  # read through the run's own connection (its catalog admits one instance)
+        from pipelines.lib import report
+
+        with warehouse_connection(duckdb) as conn:
+            data = report.load(conn, days=REPORT_DAYS)
         report.save(out, report.render_html(data))
+        images = list(zip(report.CHART_TITLES, report.chart_pngs(data))) if pngs else []
+    else:  # the snapshot, a file of its own, read by the side process (which holds pandas, Altair, vl-convert)
+        images = side_process.running(("report",)).ask("report", str(warehouse.snapshot_path(duckdb.database)),
+                                                      str(out), REPORT_DAYS, pngs)
     metadata = {"report": str(out)}
-    if not context.instance.is_ephemeral:
-        images = "\n\n".join(f"![{title}](data:image/png;base64,{base64.b64encode(png).decode()})"
-                             for title, png in zip(report.CHART_TITLES, report.chart_pngs(data)))
-        metadata["charts"] = dg.MetadataValue.md(images)
+    if pngs:
+        metadata["charts"] = dg.MetadataValue.md("\n\n".join(
+            f"![{title}](data:image/png;base64,{base64.b64encode(png).decode()})"
+            for title, png in images))
     return dg.MaterializeResult(metadata=metadata)

@@ -1,0 +1,219 @@
+"""The run's side process: Great Expectations' validation and the report's rendering, off the run's critical path.
+
+Both need libraries that are seconds of pure-Python import (Great Expectations about 3.5 s, with pandas and
+Altair, which the report renders with). Imported in the run's process, that time held the GIL against the
+run's own work and stood on the critical path of every run that builds a day. This process imports them on
+the other core while the run stages and prices: ``preload()`` starts it warm (the CLI does, as a run
+starts: the report's libraries and script first, then GX); a process that asks first (a scheduled run's step)
+starts it cold, importing only what it asks for.
+
+Requests travel over a socket pair as ``multiprocessing.connection`` messages, one at a time, each answered
+``("ok", value)`` or ``("error", message)``:
+
+* ``("validate", specs, ipc)``: rows (an Arrow IPC stream, validated as one pandas frame in an ephemeral GX
+  context: GX cannot validate DuckDB through SQLAlchemy, GX issues #10738 and #11579) against ``specs``, a
+  list of ``(kind, options)`` (``kind`` a class name of ``great_expectations.expectations``, ``options`` its
+  keyword arguments); answers one dict per spec: ``success``, ``element_count`` and ``unexpected_count``
+  (rows), ``examples`` (up to ``EXAMPLES`` unexpected values, as text);
+* ``("report", snapshot, out, days, pngs)``: the report of the last ``days`` days of the read-only
+  snapshot file ``snapshot`` written to ``out`` (``lib/report.py``); answers the charts as ``(title, PNG
+  bytes)`` pairs when ``pngs``, else ``[]``. A snapshot is a file of its own, which no process writes while
+  a run reports.
+
+The process ends when the socket closes (its parent ended) or on ``stop()``. ``python -m
+pipelines.lib.side_process FD [WARM ...]`` is how ``SideProcess`` starts it; nothing else should.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from functools import cache
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+EXAMPLES = 5  # unexpected values kept per expectation and chunk
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # holds pipelines/: the process imports it from there
+
+
+class SideProcessError(RuntimeError):
+    """The side process stopped, or refused a request (an unknown expectation, a bad option, a failed report)."""
+
+
+# ---- the side process itself ----
+
+@cache
+def _batch_definition():
+    """GX's whole-dataframe batch definition in an ephemeral context (imports GX: seconds)."""
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    source = context.data_sources.add_pandas("cachemeter")
+    return source.add_dataframe_asset("warehouse_rows").add_batch_definition_whole_dataframe("chunk")
+
+
+def validate(specs: list[tuple[str, dict]], ipc: bytes) -> list[dict]:
+    """Validate the Arrow IPC stream ``ipc`` against ``specs`` (the module docstring's ``validate``).
+
+    Raises ``ValueError`` for a ``kind`` that is not a GX expectation; GX's own errors for bad options.
+    """
+    batches = _batch_definition()
+    import great_expectations as gx
+    import pyarrow as pa
+
+    suite = gx.ExpectationSuite(name="cachemeter_checks", expectations=[_expectation(gx, k, o) for k, o in specs])
+    frame = pa.ipc.open_stream(ipc).read_all().to_pandas()
+    result = batches.get_batch(batch_parameters={"dataframe": frame}).validate(suite)
+    return [{"success": bool(item.success),
+             "element_count": int(item.result.get("element_count", len(frame))),
+             "unexpected_count": int(item.result.get("unexpected_count", 0) or 0),
+             "examples": [str(v) for v in list(item.result.get("partial_unexpected_list", []) or [])[:EXAMPLES]]}
+            for item in result.results]
+
+
+def _expectation(gx, kind: str, options: dict):
+    cls = getattr(gx.expectations, kind, None)
+    if not isinstance(cls, type):
+        raise ValueError(f"{kind} is not a Great Expectations expectation")
+    return cls(**options)
+
+
+def report(snapshot: str, out: str, days: int, pngs: bool) -> list[tuple[str, bytes]]:
+    """Write the report of ``snapshot``'s last ``days`` days to ``out``; its charts as (title, PNG) when ``pngs``."""
+    from pipelines.lib import report as cache_report
+    from pipelines.lib import warehouse
+
+    with warehouse.connect(snapshot, read_only=True) as conn:
+        data = cache_report.load(conn, days=days)
+    cache_report.save(Path(out), cache_report.render_html(data))
+    return list(zip(cache_report.CHART_TITLES, cache_report.chart_pngs(data))) if pngs else []
+
+
+def _report_libraries() -> None:
+    from pipelines.lib import report as cache_report
+
+    cache_report.preload()  # its JavaScript bundle, read (or built) in a thread of its own
+
+
+REQUESTS = {"validate": validate, "report": report}
+WARM_UPS = {"report": _report_libraries, "validate": _batch_definition}  # what a request of each kind loads first
+
+
+def serve(conn: Connection, warm: tuple[str, ...]) -> None:
+    """Answer requests on ``conn`` until it closes, after loading what ``warm`` names (``WARM_UPS``), in order."""
+    for kind in warm:
+        try:
+            WARM_UPS[kind]()
+        except Exception:  # noqa: BLE001  the first request of that kind raises it again, with its message
+            pass
+    while True:
+        try:
+            kind, args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply = ("ok", REQUESTS[kind](*args))
+        except Exception as exc:  # noqa: BLE001  answered: the run names it where the request was made
+            reply = ("error", f"{type(exc).__name__}: {exc}")
+        conn.send(reply)
+
+
+# ---- the run's end ----
+
+class SideProcess:
+    """The side process and this process's end of its socket; one request at a time."""
+
+    def __init__(self, warm: tuple[str, ...] = ()) -> None:
+        ours, theirs = socket.socketpair()
+        self.stderr = tempfile.TemporaryFile()
+        env = {**os.environ, "GX_ANALYTICS_ENABLED": "False",
+               "PYTHONPATH": os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))}
+        command = [sys.executable, "-m", "pipelines.lib.side_process", str(theirs.fileno()), *warm]
+        self.warm = warm
+        with theirs:
+            self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=self.stderr, env=env)
+        self.conn = Connection(ours.detach())
+        self.owner = os.getpid()
+        self.lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return self.owner == os.getpid() and self.process.poll() is None
+
+    def ask(self, kind: str, *args):
+        """The answer to one request (module docstring); raises ``SideProcessError`` with its reason."""
+        with self.lock:
+            try:
+                self.conn.send((kind, args))
+                status, answer = self.conn.recv()
+            except (EOFError, OSError) as exc:
+                raise SideProcessError(f"the side process (Great Expectations, report) stopped "
+                                       f"({self._last_words()})") from exc
+        if status != "ok":
+            raise SideProcessError(answer)
+        return answer
+
+    def _last_words(self) -> str:
+        code = self.process.wait(5)
+        self.stderr.seek(0)
+        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
+        return f"exit code {code}" + (f": {lines[-1]}" if lines else "")
+
+    def stop(self) -> None:
+        """Close the socket and end the process (it holds nothing worth a graceful end)."""
+        self.conn.close()
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(5)
+        self.stderr.close()
+
+
+_running: SideProcess | None = None
+_lock = threading.Lock()
+
+
+def running(warm: tuple[str, ...] = ()) -> SideProcess:
+    """This process's side process, started (again) when there is none, it stopped, or it is a forked parent's;
+    a new one loads what ``warm`` names first (``WARM_UPS`` keys, in order)."""
+    global _running
+    with _lock:
+        if _running is None or not _running.alive():
+            if _running is not None and _running.owner == os.getpid():
+                _running.stop()
+            _running = SideProcess(warm)
+        return _running
+
+
+def preload(warm: tuple[str, ...] = ("report", "validate")) -> None:
+    """Start the side process now, loading what ``warm`` names (the report's libraries and script, then GX)
+    while this process works on; a running one that was not started for all of ``warm`` is started again."""
+    global _running
+    with _lock:
+        if _running is not None and _running.alive() and set(warm) - set(_running.warm):
+            _running.stop()
+            _running = None
+    running(warm)
+
+
+def stop() -> None:
+    """End the side process if one runs (also at exit)."""
+    global _running
+    with _lock:
+        if _running is not None and _running.owner == os.getpid():
+            _running.stop()
+        _running = None
+
+
+atexit.register(stop)
+
+
+if __name__ == "__main__":
+    serve(Connection(int(sys.argv[1])), tuple(sys.argv[2:]))
