@@ -1,11 +1,13 @@
 """The run's side process: Great Expectations' validation and the report's rendering, off the run's critical path.
 
-Both need libraries that are seconds of pure-Python import (Great Expectations about 3.5 s, with pandas and
-Altair, which the report renders with). Imported in the run's process, that time held the GIL against the
-run's own work and stood on the critical path of every run that builds a day. This process imports them on
-the other core while the run stages and prices: ``preload()`` starts it warm (the CLI does, as a run
-starts: the report's libraries and script first, then GX); a process that asks first (a scheduled run's step)
-starts it cold, importing only what it asks for.
+Both need libraries that are seconds of pure-Python import (Great Expectations about 3.5 s; Altair, which the
+report renders with, and the report's script about 1 s). Imported in the run's process, that time held the GIL
+against the run's own work and stood on the critical path of every run that builds a day. This process imports
+them on the other core while the run stages and prices: ``preload()`` starts it warm (the CLI does, as a run
+starts): it loads what a report needs (rendering an empty one, so that no module is first imported later),
+then starts loading GX in a thread of its own and answers requests; a validation waits for that thread, a
+report does not (a run that builds no day does not wait for GX). A process that asks first (a scheduled run's
+step) starts it cold, importing only what it is asked for.
 
 Requests travel over a socket pair as ``multiprocessing.connection`` messages, one at a time, each answered
 ``("ok", value)`` or ``("error", message)``:
@@ -98,9 +100,23 @@ def report(snapshot: str, out: str, days: int, pngs: bool) -> list[tuple[str, by
 
 
 def _report_libraries() -> None:
+    """Import what a report needs, and render an empty one: its first rendering imports 30 more modules (Altair's
+    dataframe layer), which must not be imported while GX's thread imports its own (two threads importing one
+    package graph failed half-way once: "partially initialized module 'sqlalchemy.orm.exc'")."""
+    import pandas as pd
+
     from pipelines.lib import report as cache_report
+    from pipelines.lib import warehouse  # noqa: F401  the report request opens the snapshot with it
 
     cache_report.preload()  # its JavaScript bundle, read (or built) in a thread of its own
+    cache_report.render_html(cache_report.ReportData(*(pd.DataFrame() for _ in range(5))))
+
+
+def _quietly(load) -> None:
+    try:
+        load()
+    except Exception:  # noqa: BLE001  the first request of its kind raises it again, with its message
+        pass
 
 
 REQUESTS = {"validate": validate, "report": report}
@@ -108,17 +124,20 @@ WARM_UPS = {"report": _report_libraries, "validate": _batch_definition}  # what 
 
 
 def serve(conn: Connection, warm: tuple[str, ...]) -> None:
-    """Answer requests on ``conn`` until it closes, after loading what ``warm`` names (``WARM_UPS``), in order."""
-    for kind in warm:
-        try:
-            WARM_UPS[kind]()
-        except Exception:  # noqa: BLE001  the first request of that kind raises it again, with its message
-            pass
+    """Answer requests on ``conn`` until it closes. What ``warm`` names (``WARM_UPS`` keys) is loaded first: the
+    first one before any answer, the others in one thread, in order, beside the answers; a request of a kind
+    that thread has yet to load waits for it."""
+    if warm:
+        _quietly(WARM_UPS[warm[0]])
+    later = threading.Thread(target=lambda: [_quietly(WARM_UPS[kind]) for kind in warm[1:]], daemon=True)
+    later.start()
     while True:
         try:
             kind, args = conn.recv()
         except (EOFError, OSError):
             return
+        if kind in warm[1:]:
+            later.join()
         try:
             reply = ("ok", REQUESTS[kind](*args))
         except Exception as exc:  # noqa: BLE001  answered: the run names it where the request was made
@@ -193,13 +212,8 @@ def running(warm: tuple[str, ...] = ()) -> SideProcess:
 
 
 def preload(warm: tuple[str, ...] = ("report", "validate")) -> None:
-    """Start the side process now, loading what ``warm`` names (the report's libraries and script, then GX)
-    while this process works on; a running one that was not started for all of ``warm`` is started again."""
-    global _running
-    with _lock:
-        if _running is not None and _running.alive() and set(warm) - set(_running.warm):
-            _running.stop()
-            _running = None
+    """Start the side process now (if none runs), loading what ``warm`` names (the report's libraries and
+    script, then GX) while this process works on."""
     running(warm)
 
 

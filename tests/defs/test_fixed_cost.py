@@ -36,12 +36,12 @@ def test_gx_only_when_days_are_built_and_chart_images_only_where_they_are_kept(t
     charts = report_metadata(kept)["charts"].value
     assert charts.count("data:image/png;base64,") == 3
 
-    # nothing new: only staging and publishing run, nothing is validated, so GX is not even loaded (the side
-    # process loads the report's libraries only); and an ephemeral instance (the CLI without DAGSTER_HOME)
-    # forgets metadata at exit, so no images are drawn
+    # nothing new: only staging and publishing run, nothing is validated, so GX is not even loaded (the report
+    # starts a side process of its own); and an ephemeral instance (the CLI without DAGSTER_HOME) forgets
+    # metadata at exit, so no images are drawn
     forgetful = dg.DagsterInstance.ephemeral()
     assert runner.run_pipeline(instance=forgetful).first_day is None
-    assert preloads == [("report",)]
+    assert preloads == []
     assert [r.job_name for r in forgetful.get_runs()] == ["cachemeter_publish", "cachemeter_ingest"]
     metadata = report_metadata(forgetful)
     assert "charts" not in metadata
@@ -52,9 +52,9 @@ def test_gx_only_when_days_are_built_and_chart_images_only_where_they_are_kept(t
 def test_a_run_validates_and_reports_in_the_side_process_and_never_imports_their_libraries(tmp_path):
     # GX's import is seconds of pure Python, Altair's half of one more; in the run's own process they held the
     # GIL against the run's work (pandas stays: DuckDB imports it to bind the first query parameter). A run
-    # that builds a day validates it and renders its report in the side process the CLI starts early; a run
-    # that builds none starts it again without GX (its import would hold up the report). (A process of its
-    # own: this test process may import them.)
+    # that builds a day validates it and renders its report in the side process the CLI starts early, and so
+    # does a run that builds none (its report does not wait for GX's import). (A process of its own: this
+    # test process may import them.)
     write_jsonl(tmp_path / "logs" / "one.jsonl", [ONE_LINE])
     script = f"""
 import os, sys
@@ -72,12 +72,12 @@ print(first, worker != os.getpid(), side_process._running.process.pid == worker)
 print(record.event.asset_check_evaluation.passed, record.event.asset_check_evaluation.metadata["rows_checked"].value)
 side_process.preload()
 first = runner.run_pipeline(instance=instance).first_day
-print(first, side_process._running.warm, side_process._running.process.pid != worker)
+print(first, side_process._running.warm, side_process._running.process.pid == worker)
 print([m for m in ("great_expectations", "altair", "vl_convert") if m in sys.modules])
 """
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split("\n")[:4] == ["2026-11-20 True True", "True 1", "None ('report',) True", "[]"]
+    assert done.stdout.split("\n")[:4] == ["2026-11-20 True True", "True 1", "None ('report', 'validate') True", "[]"]
     assert (tmp_path / "report.html").stat().st_size > 100_000
 
 
