@@ -8,9 +8,10 @@ Measures, alternating ``R`` times so that machine noise hits every figure alike 
 * ``rerun``: the same command again on that warehouse, nothing new (staging, then publishing only);
 * the floor below any run: ``python`` starting (``python_start``), starting and opening the warehouse
   with DuckDB (``duckdb_open``), ``import dagster`` (``import_dagster``) and ``import great_expectations``
-  (``import_gx``, which every run that builds a day pays, since its checks validate the day), and
-  ``import_stack``: every library a one-line run loads (those two, polars, Altair, vl-convert,
-  genai-prices) and Dagster's ephemeral instance, the floor of a run of this design before any work.
+  (``import_gx``, which every run that builds a day pays, since its checks validate the day: in the run's
+  side process, ``pipelines/lib/side_process.py``, beside the run's own work), and ``import_stack``: every
+  library a one-line run loads in its two processes (those two, polars, Altair, vl-convert, genai-prices)
+  and Dagster's ephemeral instance, all in one process.
 
 Each figure is wall seconds and CPU seconds (user + system of the child process): on this shared
 machine the wall time follows the load, the CPU time much less. With ``--against CHECKOUT`` the run and

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -40,6 +41,9 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 EXAMPLES = 5  # unexpected values kept per expectation and chunk
+# the longest wait for one answer: a validation chunk takes seconds and a report with PNG charts a few more, even
+# on a machine loaded many times over; a stopped (SIGSTOP) or stuck process must not hold the run for ever
+ANSWER_SECONDS = 900.0
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # holds pipelines/: the process imports it from there
 
 
@@ -155,7 +159,9 @@ class SideProcess:
         self.stderr = tempfile.TemporaryFile()
         env = {**os.environ, "GX_ANALYTICS_ENABLED": "False",
                "PYTHONPATH": os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))}
-        command = [sys.executable, "-m", "pipelines.lib.side_process", str(theirs.fileno()), *warm]
+        # -P: without it, -m puts the working directory first on sys.path, where a user's own folder or module
+        # named pipelines would shadow this package (PYTHONPATH above names ours)
+        command = [sys.executable, "-P", "-m", "pipelines.lib.side_process", str(theirs.fileno()), *warm]
         self.warm = warm
         with theirs:
             self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
@@ -168,14 +174,25 @@ class SideProcess:
         return self.owner == os.getpid() and self.process.poll() is None
 
     def ask(self, kind: str, *args):
-        """The answer to one request (module docstring); raises ``SideProcessError`` with its reason."""
+        """The answer to one request (module docstring); raises ``SideProcessError`` with its reason.
+
+        A request left without its answer (no answer in ``ANSWER_SECONDS``, or this process interrupted while
+        waiting, e.g. Ctrl-C in a notebook) ends the side process: its late answer must not be taken for the
+        next request's, so the next request starts a new one."""
         with self.lock:
             try:
                 self.conn.send((kind, args))
+                if not self.conn.poll(ANSWER_SECONDS):
+                    self.process.kill()
+                    raise SideProcessError(f"the side process (Great Expectations, report) gave no answer to a "
+                                           f"{kind} request in {ANSWER_SECONDS:g} s; it was stopped")
                 status, answer = self.conn.recv()
             except (EOFError, OSError) as exc:
                 raise SideProcessError(f"the side process (Great Expectations, report) stopped "
                                        f"({self._last_words()})") from exc
+            except BaseException:
+                self.process.kill()
+                raise
         if status != "ok":
             raise SideProcessError(answer)
         return answer
@@ -184,7 +201,8 @@ class SideProcess:
         code = self.process.wait(5)
         self.stderr.seek(0)
         lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
-        return f"exit code {code}" + (f": {lines[-1]}" if lines else "")
+        ended = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        return ended + (f": {lines[-1]}" if lines else "")
 
     def stop(self) -> None:
         """Close the socket and end the process (it holds nothing worth a graceful end)."""
