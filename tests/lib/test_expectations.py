@@ -45,7 +45,7 @@ def test_a_stopped_process_is_named_and_the_next_validation_starts_another(conn)
     stopped = side_process._running
     os.kill(stopped.process.pid, signal.SIGKILL)
     stopped.process.wait(10)
-    with pytest.raises(SideProcessError, match=r"side process \(Great Expectations, report\) stopped \(killed by SIGKILL\)"):
+    with pytest.raises(SideProcessError, match=r"process \(Great Expectations, report\) stopped \(killed by SIGKILL"):
         stopped.ask("validate", [("ExpectColumnValuesToBeBetween", {"column": "tokens"})], b"")
     assert [o.unexpected_count for o in expectations.validate(conn, ROWS, {}, SUITE)] == [1, 1]
     assert side_process._running is not stopped and side_process._running.process.pid != stopped.process.pid
