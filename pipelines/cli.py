@@ -26,8 +26,10 @@ from decimal import Decimal
 from enum import Enum
 from pathlib import Path
 
+import duckdb
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -117,7 +119,10 @@ def run(
         try:
             result = runner.run_pipeline(all_days=all_days, wait_seconds=wait)
         except (runner.PipelineError, warehouse.WarehouseBusyError, lake.LakeError) as exc:
-            err_console.print(f"[red]error:[/red] {exc}")
+            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+            raise typer.Exit(1) from exc
+        except (duckdb.Error, OSError) as exc:  # outside the steps: e.g. a warehouse in a read-only folder
+            err_console.print(f"[red]error:[/red] {escape((str(exc).strip().splitlines() or [repr(exc)])[0])}")
             raise typer.Exit(1) from exc
         finally:
             progress.set_listener(None)

@@ -146,6 +146,22 @@ def test_a_report_killed_while_it_is_written_leaves_the_previous_one_whole(tmp_p
     assert out.read_bytes() == previous
 
 
+def test_a_warehouse_that_cannot_be_opened_stops_run_with_one_line_not_a_traceback(tmp_path):
+    # found by a break test: a warehouse in a read-only folder showed Python's traceback of DuckDB's IOException;
+    # these two fail for root too (a file where the folder should be, a folder where the file should be)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (tmp_path / "a file").write_text("")
+    (tmp_path / "a [folder]").mkdir()
+    no_folder = cachemeter("run", "--logs", str(logs), "--db", str(tmp_path / "a file" / "w.duckdb"), cwd=tmp_path)
+    assert no_folder.returncode == 1 and no_folder.stdout == ""
+    assert no_folder.stderr.strip() == f"error: [Errno 17] File exists: '{tmp_path / 'a file'}'"
+    a_folder = cachemeter("run", "--logs", str(logs), "--db", str(tmp_path / "a [folder]"), cwd=tmp_path)
+    assert a_folder.returncode == 1
+    # the path as it is: "[folder]" is not taken for console markup
+    assert a_folder.stderr.strip() == f'error: IO Error: Could not read from file "{tmp_path / "a [folder]"}": Is a directory'
+
+
 def test_a_bad_setting_or_settings_file_stops_run_with_one_line_naming_it(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
