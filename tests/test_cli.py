@@ -159,7 +159,8 @@ def test_a_warehouse_that_cannot_be_opened_stops_run_with_one_line_not_a_traceba
     a_folder = cachemeter("run", "--logs", str(logs), "--db", str(tmp_path / "a [folder]"), cwd=tmp_path)
     assert a_folder.returncode == 1
     # the path as it is: "[folder]" is not taken for console markup
-    assert a_folder.stderr.strip() == f'error: IO Error: Could not read from file "{tmp_path / "a [folder]"}": Is a directory'
+    folder = tmp_path / "a [folder]"
+    assert a_folder.stderr.strip() == f'error: IO Error: Could not read from file "{folder}": Is a directory'
 
 
 def test_a_bad_setting_or_settings_file_stops_run_with_one_line_naming_it(tmp_path):
