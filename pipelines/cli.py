@@ -60,7 +60,8 @@ def run(
     logs: str = typer.Option(None, "--logs", envvar="CACHEMETER_LOGS", show_default=False,
                              help="Folder of usage logs (searched recursively), or a bucket prefix: s3://bucket/prefix, "
                              "gs://..., abfs://... (credentials from the provider's standard chain). Default: the bundled demo logs."),
-    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", help="DuckDB warehouse file (created if missing), or a DuckLake "
+    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
+                            help="DuckDB warehouse file (created if missing), or a DuckLake "
                             "catalog: ducklake:<file>.ducklake, ducklake:sqlite:<file> or ducklake:postgres:<conninfo>."),
     data_path: str = typer.Option(None, "--data-path", envvar="CACHEMETER_DATA_PATH", show_default=False,
                                   help="Folder or s3://bucket/prefix of a DuckLake's Parquet files (needed when the "
@@ -132,7 +133,8 @@ def run(
 @app.command()
 def sql(
     query: str = typer.Argument(..., help="A SELECT (or other read-only) statement in DuckDB SQL."),
-    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", help="DuckDB warehouse file or DuckLake target (ducklake:<catalog>)."),
+    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
+                            help="DuckDB warehouse file or DuckLake target (ducklake:<catalog>)."),
     output: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, csv or json."),
     live: bool = typer.Option(False, "--live", help="Read the warehouse file itself, not its snapshot "
                               "(fails while a run holds the file)."),
@@ -201,7 +203,8 @@ def sql(
 
 @app.command()
 def report(
-    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", help="DuckDB warehouse file (its snapshot is read)."),
+    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
+                            help="DuckDB warehouse file (its snapshot is read)."),
     days: int = typer.Option(30, "--days", min=1, help="How many UTC days of data to show (counting back from the last)."),
     out: Path = typer.Option(None, "--out", help="Where to write the HTML file. Default: report.html beside the warehouse."),
 ) -> None:
@@ -223,7 +226,8 @@ def report(
 
 
 @app.command()
-def doctor(db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", help="DuckDB warehouse file to check.")) -> None:
+def doctor(db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
+                                   help="DuckDB warehouse file to check.")) -> None:
     """Check the install, the price catalogue, the warehouse, DAGSTER_HOME and the webhook; say what to fix.
 
     Example: `cachemeter doctor --db warehouse/cachemeter.duckdb`

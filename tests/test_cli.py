@@ -146,6 +146,25 @@ def test_a_report_killed_while_it_is_written_leaves_the_previous_one_whole(tmp_p
     assert out.read_bytes() == previous
 
 
+def test_cachemeter_db_names_the_warehouse_when_no_db_option_does(tmp_path):
+    # found by a break test: the README (and the Makefile) name CACHEMETER_DB for the CLI's warehouse too, but
+    # --db read no variable, so a run wrote ./warehouse/ instead; an explicit --db still wins
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "one.jsonl").write_text((REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl")
+                                    .read_text().splitlines()[0] + "\n")
+    named = tmp_path / "named" / "w.duckdb"
+    done = cachemeter("run", "--logs", str(logs), cwd=tmp_path, env={"CACHEMETER_DB": str(named)})
+    assert done.returncode == 0, done.stderr
+    assert named.exists() and not (tmp_path / "warehouse").exists()
+    asked = cachemeter("sql", "select count(*) as n from core.usage", "--format", "csv", cwd=tmp_path,
+                       env={"CACHEMETER_DB": str(named)})
+    assert asked.stdout.splitlines() == ["n", "1"]
+    other = cachemeter("sql", "select 1", "--db", str(tmp_path / "none.duckdb"), cwd=tmp_path,
+                       env={"CACHEMETER_DB": str(named)})
+    assert other.returncode != 0 and "none" in other.stderr
+
+
 def test_a_warehouse_that_cannot_be_opened_stops_run_with_one_line_not_a_traceback(tmp_path):
     # found by a break test: a warehouse in a read-only folder showed Python's traceback of DuckDB's IOException;
     # these two fail for root too (a file where the folder should be, a folder where the file should be)

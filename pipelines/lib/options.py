@@ -138,7 +138,7 @@ FILE_OPTIONS: tuple[Option, ...] = (
 
 # Settings read from the environment only (where things are, what the process may use).
 ENV_OPTIONS: tuple[Option, ...] = (
-    Option("db", "", "path", "DuckDB warehouse file, absolute path (embedded, no server), or ducklake:<catalog> (lib/lake.py); CLI: --db, default warehouse/cachemeter.duckdb"),
+    Option("db", "", "path", "DuckDB warehouse file, absolute path (embedded, no server), or ducklake:<catalog> (lib/lake.py); CLI: --db (else this variable), default warehouse/cachemeter.duckdb"),
     Option("data_path", "", "path", "a DuckLake's Parquet folder or s3://bucket/prefix, needed when its catalog is created; CLI: --data-path, default <catalog file>.files"),
     Option("parallel", 1, "processes", "processes that build the pending days at once on a DuckLake with a PostgreSQL "
            "catalog (pipelines/parallel_days.py, docs/scaling.md); elsewhere one after another; CLI: --parallel"),
