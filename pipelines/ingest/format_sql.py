@@ -585,7 +585,7 @@ def _expected_length(fmt: Format, schema: dict) -> str:
         # a declared object none of whose declared keys is present: {} or a value that is no object (it types as a
         # struct of nulls, as {} does, and may be a 2-character number); -1 makes the text's length differ, so the
         # keys are listed and lane_usage_check decides
-        return f"case when {' + '.join(terms)} = 0 then -1 else {' + '.join(terms)} + 1 end"
+        return f"coalesce(nullif({' + '.join(terms)}, 0) + 1, -1)"
     return length(_usage_key_trie(fmt), ())
 
 

@@ -183,15 +183,15 @@ class SideProcess:
             try:
                 self.conn.send((kind, args))
                 if not self.conn.poll(ANSWER_SECONDS):
-                    self.process.kill()
                     raise SideProcessError(f"the side process (Great Expectations, report) gave no answer to a "
                                            f"{kind} request in {ANSWER_SECONDS:g} s; it was stopped")
                 status, answer = self.conn.recv()
             except (EOFError, OSError) as exc:
                 raise SideProcessError(f"the side process (Great Expectations, report) stopped "
                                        f"({self._last_words()})") from exc
-            except BaseException:
+            except BaseException:  # no answer in time, or interrupted: ended (and reaped, so alive() is false at once)
                 self.process.kill()
+                self.process.wait(5)
                 raise
         if status != "ok":
             raise SideProcessError(answer)

@@ -33,9 +33,10 @@ QUARANTINE = dg.AssetKey(["core", "quarantine"])
 def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settings: CachemeterSettings):
     """Stage new or changed files under the logs folder; metadata gives rows in/accepted/quarantined per file."""
 
-    # the CLI builds the days in this same process after staging: new rows make days whose checks validate with
-    # Great Expectations, so its process (seconds of importing) starts with the first file staged, beside staging.
-    # A scheduled run's days run in a process of their own, which starts one there (nothing here).
+    # a run of runner.run_pipeline builds the days in this same process after staging: new rows make days whose
+    # checks validate with Great Expectations, so its side process (seconds of importing) starts with the first file
+    # staged, beside staging (cachemeter run started it already, before importing Dagster). A scheduled run's days
+    # run in a process of their own, which starts one there (nothing here).
     days_here = context.run.tags.get(TRIGGER) == CLI_TRIGGER[TRIGGER]
 
     def on_file(log, index, total):  # called only for files being staged
