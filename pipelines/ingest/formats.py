@@ -254,6 +254,9 @@ def load(path: Path = DECLARATION) -> Declaration:
             usage = UsageKeys(tuple(split_path(r) if r else () for r in u["roots"]), u.get("prefix"),
                               {k: v.strip() for k, v in (u.get("informational") or {}).items()},
                               {k: v.strip() for k, v in (u.get("unpriced") or {}).items()})
+        if spec.get("fast_lane") and spec.get("options", {}).get("snapshots"):
+            # the lane's rows are never updated: staged_items__supersede_snapshots.sql writes the general rows only
+            raise ValueError(f"format {name}: a fast_lane format cannot take the snapshots option")
         formats[name] = Format(
             name=name, title=spec["title"], convention=spec["convention"], provider=spec["provider"],
             default_provider=spec.get("default_provider"), openrouter_when_text=split_path(openrouter) if openrouter else None,

@@ -316,11 +316,7 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         "tail_sha": pa.array([None if head is None else _tail_sha(s.log) for s, head in zip(segments, heads)], pa.string()),
         "read_error": pa.array([s.error for s in segments], pa.string()),
     })
-    conn.register("batch_files", batch_files)
-    try:
-        conn.execute(statement("ingest/staged_items__create"), {"lane_offset": lane_offset, "batch_marker": BATCH_MARKER})
-    finally:
-        conn.unregister("batch_files")
+    _create_staged_items(conn, batch_files, lane_offset)
     conn.execute(statement("ingest/staged_items__supersede_snapshots"))
     actions = {"retire": [(name, plan.retire[name]) for name in batch_files["source_file"].to_pylist() if name in plan.retire],
                "drop": [old for name in batch_files["source_file"].to_pylist() for old in plan.takes_over.get(name, [])]}
@@ -440,6 +436,26 @@ PUBLISH_NEW = ("ingest/usage__insert_batch", "ingest/quarantine__insert_batch", 
                "ingest/pending_days__insert_duplicate_copies")
 
 
+def _create_staged_items(conn: duckdb.DuckDBPyConnection, batch_files: pa.Table, lane_offset: int) -> None:
+    """The batch's records under their own files and lines: the temp view ``staged_items``.
+
+    ``batch_files``: source_file, base, span of each file of the batch; ``lane_offset``: a lane row's batch number is
+    its rowid + ``lane_offset``. A batch of one file leaves its lane rows in ``fast_items``, read through the view
+    (``sql/ingest/staged_items__create_view.sql``); otherwise they are mapped to their files with the general rows
+    into the temp table ``staged_general`` (``staged_items__create.sql``).
+    """
+    one_file = batch_files["source_file"][0].as_py() if batch_files.num_rows == 1 else None
+    for name, value in (("staged_lane_file", one_file), ("staged_lane_offset", lane_offset),
+                        ("staged_batch_marker", BATCH_MARKER)):
+        conn.execute(f"set variable {name} = $value", {"value": value})
+    conn.register("batch_files", batch_files)
+    try:
+        conn.execute(statement("ingest/staged_items__create"), {"lane_offset": lane_offset, "batch_marker": BATCH_MARKER})
+    finally:
+        conn.unregister("batch_files")
+    conn.execute(statement("ingest/staged_items__create_view"))
+
+
 def _publish(conn: duckdb.DuckDBPyConnection, batch_files: pa.Table | list, models: list, actions: dict) -> None:
     """Replace the batch's files' rows in core.usage, core.quarantine and the manifest in one transaction.
 
@@ -452,11 +468,7 @@ def _publish(conn: duckdb.DuckDBPyConnection, batch_files: pa.Table | list, mode
         conn.execute(statement("ingest/fast_items__create"))
         batch_files = pa.table({"source_file": pa.array([], pa.string()), "base": pa.array([], pa.int64()),
                                 "span": pa.array([], pa.int64())})
-        conn.register("batch_files", batch_files)
-        try:
-            conn.execute(statement("ingest/staged_items__create"), {"lane_offset": 0, "batch_marker": BATCH_MARKER})
-        finally:
-            conn.unregister("batch_files")
+        _create_staged_items(conn, batch_files, 0)
         conn.execute(statement("ingest/file_fingerprints__create"))
     predecessors = pa.table({
         "source_file": pa.array([None] * (len(actions.get("retire", [])) + len(actions.get("drop", []))), pa.string()),

@@ -1,12 +1,16 @@
--- staged_items: every normalised record of the batch being staged, under its own file and line: the
--- general normaliser's rows (file_rows, accepted or rejected) and the fast lane's accepted ones
--- (fast_items). The batch numbers its records as one sequence (file f's line n is batch_line
--- base + n; registered table batch_files: source_file, base, span, ...) so many small files are
--- normalised in one pass; this maps each back to (source_file, source_line). A record that carries no
--- id of its own gets line_request_id of its file and line; a batch result's custom_id is scoped to its file.
+-- staged_general: the normalised records of the batch being staged that the view staged_items
+-- (staged_items__create_view.sql) does not read from fast_items itself, under their own file and line: the general
+-- normaliser's rows (file_rows, accepted or rejected), and the fast lane's accepted ones (fast_items) when the batch
+-- has many files (the variable staged_lane_file is null; one large file's lane rows stay in fast_items, read through
+-- the view). The batch numbers its records as one sequence (file f's line n is batch_line base + n; registered table
+-- batch_files: source_file, base, span, ...) so many small files are normalised in one pass; this maps each back to
+-- (source_file, source_line). A record that carries no id of its own gets line_request_id of its file and line; a
+-- batch result's custom_id is scoped to its file. A table: streamed snapshots, which only the general normaliser
+-- reads (formats.py refuses a fast_lane format with the snapshots option), are superseded by an update
+-- (staged_items__supersede_snapshots.sql).
 -- Parameters: $lane_offset (a fast-lane row's batch_line is its rowid + $lane_offset) and
 -- $batch_marker (what the normaliser was given as $source_file).
-create or replace temp table staged_items as
+create or replace temp table staged_general as
 with items as (
     select * from file_rows
     union all by name
@@ -23,7 +27,7 @@ with items as (
         i.request_count, null::decimal(38, 15) as reported_cost_usd, i.tier_prompt_tokens, i.latency_ms, i.ttft_ms,
         i.latency_issue, i.usage_issue, i.unmapped_usage
     from fast_items i
-    where i.accepted
+    where i.accepted and getvariable('staged_lane_file') is null
 )
 select
     b.source_file,

@@ -1,6 +1,6 @@
--- Streamed snapshots: a coding-agent transcript (formats with the `snapshots` option in
--- pipelines/ingest/formats.yaml: Claude Code, Codex CLI) writes several lines per response while it streams,
--- all carrying the response's id; the fullest one (most prompt + output tokens, then the last line) is the
+-- Streamed snapshots (general rows only: staged_general, staged_items__create.sql): a coding-agent transcript
+-- (formats with the `snapshots` option in pipelines/ingest/formats.yaml: Claude Code, Codex CLI) writes several
+-- lines per response while it streams, all carrying the response's id; the fullest one (most prompt + output tokens, then the last line) is the
 -- bill. Every other accepted snapshot of the same (file, request id) is rejected here with a reason that
 -- names the final line, so it is never priced, is listed in core.quarantine, and is counted in its file's
 -- rows_quarantined and rows_superseded (files__insert_batch.sql): rows_in = accepted + quarantined holds.
@@ -8,7 +8,7 @@
 -- duplicate (ccusage#901, #938: first-wins dedup under-counts output).
 -- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/ingest/formats.yaml by
 -- `python -m pipelines.ingest.format_sql` (drift-tested); the rest is hand-written.
-update staged_items as s
+update staged_general as s
 set reason = 'superseded streaming snapshot of request ' || r.request_id || ': line ' || r.final_line
              || ' of this file is its final snapshot (the bill)'
 from (
@@ -16,7 +16,7 @@ from (
         source_file, source_line, source_item, request_id,
         first_value(source_line) over fullest as final_line,
         row_number() over fullest as position
-    from staged_items
+    from staged_general
     where reason is null and source_format in (
         -- <generated snapshot_formats: the formats with the snapshots option>
         'claude_code_transcript', 'codex_rollout'

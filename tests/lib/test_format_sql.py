@@ -117,3 +117,14 @@ def test_an_unknown_body_key_is_refused(tmp_path):
     (tmp_path / "formats.yaml").write_text(text, encoding="utf-8")
     with pytest.raises(ValueError, match=r"anthropic_usage_report: unknown body keys \['rooot'\]"):
         formats.load(tmp_path / "formats.yaml")
+
+
+def test_a_fast_lane_format_with_snapshots_is_refused(tmp_path):
+    """The lane's rows reach staged_items through a view; only the general rows can be superseded snapshots."""
+    text = formats.DECLARATION.read_text(encoding="utf-8")
+    start = text.index("  claude_code_transcript:")
+    changed = text[:start] + text[start:].replace("    options: {snapshots: true}",
+                                                  "    fast_lane: true\n    options: {snapshots: true}", 1)
+    (tmp_path / "formats.yaml").write_text(changed, encoding="utf-8")
+    with pytest.raises(ValueError, match="claude_code_transcript: a fast_lane format cannot take the snapshots option"):
+        formats.load(tmp_path / "formats.yaml")
