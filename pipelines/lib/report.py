@@ -28,6 +28,7 @@ import pandas as pd
 import vl_convert as vlc
 
 from pipelines.lib import faults, options
+from pipelines.lib.sql import params_for, statement
 
 _preload: threading.Thread | None = None
 
@@ -107,35 +108,21 @@ class ReportData:
 
 
 def load(conn: duckdb.DuckDBPyConnection, days: int = 30, top_apps: int = 6) -> ReportData:
-    """Read the last ``days`` days of data from the warehouse (a read-only connection is enough)."""
-    last = "(select max(day) from marts.daily_savings)"
-    window = f"day > {last} - {int(days)}"
-    daily = conn.sql(f"""
-        select day, sum(cost_usd)::double as cost_usd, sum(no_cache_cost_usd)::double as no_cache_cost_usd,
-               sum(savings_usd)::double as savings_usd
-        from marts.daily_savings where {window} group by day order by day""").df()
-    apps = conn.sql(f"""
-        with top as (select app from marts.daily_savings where {window} group by app
-                     order by sum(prompt_tokens) desc limit {int(top_apps)})
-        select day, app, sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0) as token_hit_rate
-        from marts.daily_savings where {window} and app in (select app from top) group by all order by day""").df()
-    causes = conn.sql(f"""
-        select rule as cause, coalesce(sum(lost_savings_usd), 0)::double as lost_savings_usd, count(*) as alerts
-        from marts.cache_alerts where {window} group by rule order by lost_savings_usd desc""").df()
-    # incidents, open first (since when, lost so far, cause), then resolved ones of the window
-    alerts = conn.sql(f"""
-        select status, opened_day::varchar as since, coalesce(resolved_day::varchar, '') as resolved, severity, rule,
-               coalesce(lost_savings_usd, 0)::double as lost_savings_usd, message
-        from marts.cache_incidents where last_day > {last} - {int(days)} or status = 'open'
-        order by status = 'open' desc, opened_day desc, severity limit 50""").df()
-    families = conn.sql(f"""
-        select prefix_family, provider, any_value(app) as app, sum(requests)::bigint as requests,
-               sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0) as token_hit_rate,
-               sum(cost_usd)::double as cost_usd, sum(savings_usd)::double as savings_usd,
-               sum(lost_savings_usd)::double as lost_savings_usd
-        from marts.prefix_families where {window} group by prefix_family, provider
-        order by cost_usd desc limit 10""").df()
-    return ReportData(daily, apps, causes, alerts, families, _load_whatif(conn, days))
+    """Read the last ``days`` days of data from the warehouse (a read-only connection is enough).
+
+    The queries are ``sql/report/*.sql``; each orders its rows completely (ties broken by the rows' own
+    keys: day, app, rule, prefix family, provider, ...), so the same data always gives the same page.
+    """
+    params = {"days": int(days), "top_apps": int(top_apps)}
+
+    def frame(name: str) -> pd.DataFrame:
+        text = statement(f"report/{name}")
+        return conn.execute(text, params_for(text, params)).df()
+
+    return ReportData(daily=frame("daily_savings__days"), apps=frame("daily_savings__top_apps_hit_rate"),
+                      causes=frame("cache_alerts__lost_by_cause"),
+                      alerts=frame("cache_incidents__recent"),  # open first, then resolved ones of the window
+                      families=frame("prefix_families__costliest"), whatif=_load_whatif(conn, days))
 
 
 def _load_whatif(conn: duckdb.DuckDBPyConnection, days: int) -> dict:

@@ -1,6 +1,7 @@
 -- The report's cache TTL switches that pay over the UTC days [$start, $end): families whose other
 -- retention option would have cost less than what they were billed, with USD per day (DECIMAL) over
--- the days they used the cache, largest saving first.
+-- the days they used the cache, largest saving first (equal savings: by family, provider, model, app,
+-- current TTL and the TTL switched to, the row's keys).
 select
     prefix_family, provider, model, app, current_ttl, ttl_option as switch_to,
     count(distinct day) as days,
@@ -12,5 +13,5 @@ from marts.whatif_cache_ttl
 where day >= $start and day < $end and ttl_option <> current_ttl
 group by prefix_family, provider, model, app, current_ttl, ttl_option
 having sum(saving_usd) > 0
-order by saving_per_day_usd desc
+order by saving_per_day_usd desc, prefix_family, provider, model, app, current_ttl, switch_to
 limit $limit;

@@ -1,10 +1,14 @@
-"""The report page's JavaScript bundle: built by vl-convert once, then read from the on-disk cache."""
+"""The report page's JavaScript bundle: built by vl-convert once, then read from the on-disk cache; the
+report's rows in a fixed order (ties broken by the rows' keys), so the same data gives the same page."""
 
+from datetime import date
+
+import duckdb
 import pandas as pd
 import pytest
 import vl_convert
 
-from pipelines.lib import report
+from pipelines.lib import report, warehouse
 
 
 @pytest.fixture
@@ -64,3 +68,105 @@ def test_a_report_write_that_fails_midway_leaves_the_previous_report_whole(tmp_p
     monkeypatch.setattr(report, "render_html", lambda data: "<html>today</html>")
     assert report.write(None, out) == out and out.read_text(encoding="utf-8") == "<html>today</html>"
     assert list(tmp_path.iterdir()) == [out]
+
+
+# Report rows that tie on their sort values, each table's rows listed in the order they are inserted; the
+# report must list them in the documented tie-break order (the rows' own keys), whatever the physical order.
+DAY1, DAY2 = date(2026, 11, 1), date(2026, 11, 2)
+TIED_ROWS = {
+    # three apps with the same prompt tokens: the two top apps are the first two by name (alpha, mid)
+    "marts.daily_savings": [
+        {"day": day, "provider": "openai", "model": "gpt-4.1", "tenant": "t", "app": app, "prompt_tokens": 1000,
+         "cache_read_tokens": reads, "cost_usd": 1, "no_cache_cost_usd": 2, "savings_usd": 1}
+        for day in (DAY1, DAY2) for app, reads in (("zeta", 900), ("mid", 500), ("alpha", 100))],
+    "marts.cache_alerts": [
+        {"alert_id": rule, "day": DAY2, "rule": rule, "severity": "warning", "lost_savings_usd": 2.5, "message": rule}
+        for rule in ("rotating_preamble", "hit_rate_drop")],
+    "marts.cache_incidents": [
+        {"incident_key": f"{status}-{rule}-{app}", "rule": rule, "severity": "warning", "app": app,
+         "opened_day": opened, "last_day": DAY2, "status": status, "lost_savings_usd": 1, "message": f"{rule} {app}"}
+        for status, rule, app, opened in (("open", "negative_cache_roi", "alpha", DAY1),
+                                          ("resolved", "hit_rate_drop", "alpha", DAY2),
+                                          ("open", "hit_rate_drop", "zeta", DAY1),
+                                          ("open", "hit_rate_drop", "alpha", DAY1))],
+    # fp:a on anthropic spans two apps (alpha named), and costs what fp:a on openai and fp:b cost
+    "marts.prefix_families": [
+        {"day": day, "prefix_family": family, "provider": provider, "model": "m", "tenant": "t", "app": app,
+         "requests": 1, "prompt_tokens": 10, "cache_read_tokens": 5, "cost_usd": cost, "savings_usd": 0,
+         "lost_savings_usd": 0}
+        for day, family, provider, app, cost in ((DAY1, "fp:b", "openai", "zeta", 1),
+                                                 (DAY1, "fp:a", "openai", "mid", 1),
+                                                 (DAY1, "fp:a", "anthropic", "zeta", 1),
+                                                 (DAY2, "fp:a", "anthropic", "alpha", 0),
+                                                 (DAY2, "fp:z", "openai", "alpha", 5))],
+    "marts.whatif_cache_ttl": [
+        {"day": DAY2, "prefix_family": family, "provider": "anthropic", "model": "m", "tenant": "t", "app": "alpha",
+         "ttl_option": "1h", "current_ttl": "5m", "requests": 3, "cost_now_usd": 2, "cost_usd": 1, "saving_usd": 1}
+        for family in ("fp:b", "fp:a")],
+    "marts.whatif_routing": [
+        {"day": DAY2, "policy": policy, "cards": 4, "requests": 3, "prompt_tokens": 10, "prefill_tokens": prefill}
+        for policy, prefill in (("round_robin", 8), ("prefix_hash", 4))],
+    # the same family on two tenants (the report shows no tenant column: hit_requests tells them apart)
+    "marts.ttft_by_family": [
+        {"day": DAY2, "prefix_family": "fp:a", "provider": "openai", "model": "m", "tenant": tenant, "app": "alpha",
+         "ttft_requests": 5, "hit_requests": hits, "miss_requests": 5 - hits, "bad_latency_requests": 0}
+        for tenant, hits in (("t2", 3), ("t1", 4))],
+    # two requests in each family: fp:a on anthropic from two apps (alpha named), the others in one usage row
+    "core.usage": [
+        {"request_id": f"r{i}", "day": DAY2, "prefix_family": family, "provider": provider, "model": "m",
+         "tenant": "t", "app": app, "request_count": count, "prompt_tokens": 1000, "uncached_input_tokens": 500,
+         "cache_read_tokens": 500, "cache_write_5m_tokens": 0, "cache_write_1h_tokens": 0}
+        for i, (family, provider, app, count) in enumerate((("fp:b", "openai", "zeta", 2),
+                                                            ("fp:a", "openai", "zeta", 2),
+                                                            ("fp:a", "anthropic", "mid", 1),
+                                                            ("fp:a", "anthropic", "alpha", 1)))],
+}
+
+
+def tied_report(physical_order) -> report.ReportData:
+    """The report of ``TIED_ROWS``, each table's rows inserted in ``physical_order(rows)``."""
+    with warehouse.prepare(duckdb.connect(":memory:")) as conn:
+        for table, listed in TIED_ROWS.items():
+            columns = list(listed[0])
+            conn.executemany(f"insert into {table} ({', '.join(columns)}) values ({', '.join('?' * len(columns))})",
+                             [[row[c] for c in columns] for row in physical_order(listed)])
+        return report.load(conn, days=30, top_apps=2)
+
+
+def rows(frame: pd.DataFrame, *columns: str) -> list[tuple]:
+    return [tuple(str(v) if isinstance(v, pd.Timestamp) else v for v in row) for row in frame[list(columns)].values]
+
+
+@pytest.mark.parametrize("physical_order", [list, lambda listed: listed[::-1]], ids=["as_listed", "reversed"])
+def test_tied_rows_come_out_in_the_tie_break_order(physical_order):
+    data = tied_report(physical_order)
+    day1, day2 = str(pd.Timestamp(DAY1)), str(pd.Timestamp(DAY2))
+    assert rows(data.apps, "day", "app", "token_hit_rate") == [
+        (day1, "alpha", 0.1), (day1, "mid", 0.5), (day2, "alpha", 0.1), (day2, "mid", 0.5)]
+    assert rows(data.causes, "cause", "lost_savings_usd", "alerts") == [
+        ("hit_rate_drop", 2.5, 1), ("rotating_preamble", 2.5, 1)]
+    assert rows(data.alerts, "status", "since", "message") == [
+        ("open", "2026-11-01", "hit_rate_drop alpha"), ("open", "2026-11-01", "hit_rate_drop zeta"),
+        ("open", "2026-11-01", "negative_cache_roi alpha"), ("resolved", "2026-11-02", "hit_rate_drop alpha")]
+    assert rows(data.families, "prefix_family", "provider", "app", "requests", "cost_usd") == [
+        ("fp:z", "openai", "alpha", 1, 5.0), ("fp:a", "anthropic", "alpha", 2, 1.0),
+        ("fp:a", "openai", "mid", 1, 1.0), ("fp:b", "openai", "zeta", 1, 1.0)]
+    whatif = data.whatif
+    assert rows(whatif["ttl"], "prefix_family", "switch_to", "saving_per_day_usd") == [
+        ("fp:a", "1h", 1.0), ("fp:b", "1h", 1.0)]
+    assert rows(whatif["routing"], "cards", "policy", "prefill_tokens") == [
+        (4, "prefix_hash", 4), (4, "round_robin", 8)]
+    assert rows(whatif["ttft"], "prefix_family", "hit_requests") == [("fp:a", 4), ("fp:a", 3)]  # tenants t1, t2
+    assert rows(whatif["kv"], "prefix_family", "provider", "app", "requests", "mean_cached_span_tokens") == [
+        ("fp:a", "anthropic", "alpha", 2, 500), ("fp:a", "openai", "zeta", 2, 500), ("fp:b", "openai", "zeta", 2, 500)]
+    assert rows(whatif["ttft_estimate"], "prefix_family", "provider", "app", "hits") == [
+        ("fp:a", "openai", "zeta", 2), ("fp:b", "openai", "zeta", 2), ("fp:a", "anthropic", "alpha", 1),
+        ("fp:a", "anthropic", "mid", 1)]
+
+
+def test_the_same_rows_stored_in_another_order_give_the_same_page(monkeypatch):
+    monkeypatch.setattr(report, "javascript_bundle", lambda: "/* the bundle */")
+    page = report.render_html(tied_report(list))
+    assert page == report.render_html(tied_report(lambda listed: listed[::-1]))
+    tables = page[page.index("<h2>Incidents"):]
+    assert tables.index("hit_rate_drop alpha") < tables.index("hit_rate_drop zeta") < tables.index("negative_cache_roi")
