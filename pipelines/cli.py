@@ -205,7 +205,8 @@ def sql(
 def report(
     db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
                             help="DuckDB warehouse file (its snapshot is read)."),
-    days: int = typer.Option(30, "--days", min=1, help="How many UTC days of data to show (counting back from the last)."),
+    days: int = typer.Option(options.BY_NAME["report_days"].default, "--days", min=1, envvar="CACHEMETER_REPORT_DAYS",
+                             help="How many UTC days of data to show (counting back from the last)."),
     out: Path = typer.Option(None, "--out", help="Where to write the HTML file. Default: report.html beside the warehouse."),
 ) -> None:
     """Write the daily cache report: one self-contained HTML file (charts and tables; opens offline).

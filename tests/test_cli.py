@@ -243,3 +243,25 @@ def test_a_run_whose_bodies_went_over_the_worker_pool_exits(tmp_path):
     rows = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True).execute(
         "select count(*), count(divergence_offset_chars) > 500 from core.usage").fetchall()
     assert rows == [(600, True)]
+
+
+def test_report_days_sets_the_window_of_the_runs_report_and_of_report(tmp_path):
+    """One declaration (lib/options.py report_days, default 30) for the run's report and `cachemeter report --days`."""
+    line = json.loads((REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl").read_text().splitlines()[0])
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    with open(logs / "three_days.jsonl", "w") as out:
+        for n, day in enumerate(("2026-11-18", "2026-11-19", "2026-11-20")):
+            out.write(json.dumps({**line, "ts": f"{day}T09:15:02Z", "response": {**line["response"], "id": f"msg_{n}"}})
+                      + "\n")
+    db, html = tmp_path / "w.duckdb", tmp_path / "report.html"
+    assert cachemeter("run", "--logs", str(logs), "--db", str(db), cwd=tmp_path).returncode == 0
+    assert "Last 3 day(s)" in html.read_text()
+    rerun = cachemeter("run", "--logs", str(logs), "--db", str(db), cwd=tmp_path, env={"CACHEMETER_REPORT_DAYS": "2"})
+    assert rerun.returncode == 0, rerun.stderr
+    assert "Last 2 day(s)" in html.read_text()  # the nightly report's window, from the variable
+    assert cachemeter("report", "--db", str(db), cwd=tmp_path, env={"CACHEMETER_REPORT_DAYS": "1"}).returncode == 0
+    assert "Last 1 day(s)" in html.read_text()
+    assert cachemeter("report", "--db", str(db), "--days", "2", cwd=tmp_path,
+                      env={"CACHEMETER_REPORT_DAYS": "1"}).returncode == 0
+    assert "Last 2 day(s)" in html.read_text()  # the option wins over the variable

@@ -107,7 +107,10 @@ class ReportData:
     whatif: dict = field(default_factory=dict)  # what-if frames (pipelines/lib/whatif/report_sections.py)
 
 
-def load(conn: duckdb.DuckDBPyConnection, days: int = 30, top_apps: int = 6) -> ReportData:
+DAYS = options.BY_NAME["report_days"].default  # UTC days of data shown unless asked (lib/options.py)
+
+
+def load(conn: duckdb.DuckDBPyConnection, days: int = DAYS, top_apps: int = 6) -> ReportData:
     """Read the last ``days`` days of data from the warehouse (a read-only connection is enough).
 
     The queries are ``sql/report/*.sql``; each orders its rows completely (ties broken by the rows' own
@@ -209,7 +212,7 @@ def chart_pngs(data: ReportData) -> list[bytes]:
     return [vlc.vegalite_to_png(chart.to_dict(), scale=1) for chart in charts(data)]
 
 
-def write(conn: duckdb.DuckDBPyConnection, out: Path, days: int = 30) -> Path:
+def write(conn: duckdb.DuckDBPyConnection, out: Path, days: int = DAYS) -> Path:
     """Write the report for the last ``days`` days to ``out`` (atomically, see ``save``); returns ``out``."""
     return save(out, render_html(load(conn, days)))
 

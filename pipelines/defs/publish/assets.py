@@ -7,7 +7,7 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.defs.catalog import OWNERS
 from pipelines.defs.resources import warehouse_connection
-from pipelines.lib import lake, side_process, warehouse
+from pipelines.lib import lake, options, side_process, warehouse
 
 
 @dg.asset(
@@ -35,20 +35,17 @@ def warehouse_snapshot(context: dg.AssetExecutionContext, duckdb: DuckDBResource
         return dg.MaterializeResult(metadata=warehouse.publish_snapshot(conn, duckdb.database))
 
 
-REPORT_DAYS = 30  # UTC days of data the report shows
-
-
 @dg.asset(
     key=["publish", "cache_report"],
     deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],
     group_name="publish",
     owners=OWNERS,
     description="The daily cache report (report.html beside the warehouse): savings, hit rates, prefix families "
-                "and alerts of the last 30 days, one self-contained HTML file.",
+                "and alerts of the last report_days (30) UTC days, one self-contained HTML file.",
     kinds={"html"},
 )
 def cache_report(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    """Write ``<warehouse folder>/report.html`` (last 30 days) from the snapshot; the charts also go into
+    """Write ``<warehouse folder>/report.html`` (the last ``report_days`` UTC days) from the snapshot; the charts also go into
     this asset's metadata as images, so the Dagster UI shows them.
 
     The images are rendered only when the run is recorded in a persistent Dagster instance (a
@@ -57,16 +54,17 @@ def cache_report(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> d
     started for three PNGs) is the costliest part of a small run's report.
     """
     out, pngs = warehouse.report_path(duckdb.database), not context.instance.is_ephemeral
+    days = options.env_value("report_days")
     if lake.is_lake(duckdb.database):  # read through the run's own connection (its catalog admits one instance)
         from pipelines.lib import report
 
         with warehouse_connection(duckdb) as conn:
-            data = report.load(conn, days=REPORT_DAYS)
+            data = report.load(conn, days=days)
         report.save(out, report.render_html(data))
         images = list(zip(report.CHART_TITLES, report.chart_pngs(data))) if pngs else []
     else:  # the snapshot, a file of its own, read by the side process (which holds pandas, Altair, vl-convert)
         images = side_process.running(("report",)).ask("report", str(warehouse.snapshot_path(duckdb.database)),
-                                                      str(out), REPORT_DAYS, pngs)
+                                                      str(out), days, pngs)
     metadata = {"report": str(out)}
     if pngs:
         metadata["charts"] = dg.MetadataValue.md("\n\n".join(
