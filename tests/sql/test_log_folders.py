@@ -130,6 +130,34 @@ def test_03_a_file_that_shrinks_keeping_some_ids_holds_each_id_once(tmp_path, co
     assert accounting_holds(conn)
 
 
+def test_03_a_replaced_file_keeps_the_duplicates_of_its_file_scoped_ids_as_history(tmp_path, conn):
+    # found by a break test: a batch result's custom_id is scoped to its file (batch:<file>:<id>); a repeated one is a
+    # quarantined duplicate. When the file was replaced, its rows moved to the history name with their ids minted
+    # again from it, but the duplicate's quarantine row kept the old id, was deleted as a touched id's duplicate and
+    # never written again: rows_in = accepted + quarantined failed on that run and on every run after it
+    def result(custom_id: str) -> str:
+        body = {"object": "chat.completion", "created": 1795140847, "model": "gpt-4.1-mini-2025-04-14",
+                "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}}
+        return json.dumps({"custom_id": custom_id, "response": {"status_code": 200, "body": body}}) + "\n"
+
+    logs = tmp_path / "logs"
+    batch = write(logs / "batch_output.jsonl", result("req-1"), result("req-1"), result("req-2"))
+    stage(conn, logs)
+    assert conn.execute("select duplicate_request_id from core.quarantine").fetchall() == [
+        ("batch:batch_output.jsonl:req-1",)]
+    batch.write_text(result("req-9"))
+    stage(conn, logs)
+    assert conn.execute("select source_file, duplicate_request_id from core.quarantine").fetchall() == [
+        ("batch_output.jsonl#1", "batch:batch_output.jsonl#1:req-1")]
+    assert sorted(conn.execute("select source_file, request_id from core.usage").fetchall()) == [
+        ("batch_output.jsonl", "batch:batch_output.jsonl:req-9"),
+        ("batch_output.jsonl#1", "batch:batch_output.jsonl#1:req-1"),
+        ("batch_output.jsonl#1", "batch:batch_output.jsonl#1:req-2")]
+    assert accounting_holds(conn)
+    stage(conn, logs)  # and the next run still adds up
+    assert accounting_holds(conn)
+
+
 def test_03_a_renamed_file_is_recognised_not_counted_twice(tmp_path, conn):
     logs = tmp_path / "logs"
     write(logs / "app.jsonl", *[line(10 + i) for i in range(3)])
