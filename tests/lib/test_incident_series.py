@@ -91,3 +91,21 @@ def test_a_second_pass_over_unchanged_evidence_judges_no_series_and_equals_a_ful
     full = rebuild(conn)
     assert full["judged_series"] == 4 and full["retracted"] == 0
     assert stored(conn) == incremental
+
+
+def test_tied_rule_alerts_of_one_scope_and_day_give_the_same_incident_whatever_their_stored_order(tmp_path):
+    # found by a break test: two data_quality alerts of one day (same rule and scope) tied in the order the incidents
+    # read them, so the incident's message and observed value came from whichever was stored last
+    alerts = [("quarantined share 3.0% of 200 records", 0.03, "a1"), ("2 records with an unknown usage key", 2.0, "a2")]
+    built = []
+    for order in (alerts, alerts[::-1]):
+        conn = warehouse.prepare(duckdb.connect(":memory:"))
+        watermark(conn, 5)
+        for message, observed, alert_id in order:
+            conn.execute("insert into marts.cache_alerts (alert_id, day, rule, severity, observed, message) "
+                         "values ($id, $day, 'data_quality', 'warning', $observed, $message)",
+                         {"id": alert_id, "day": FIRST + timedelta(days=1), "observed": observed, "message": message})
+        rebuild(conn)
+        built.append(conn.execute("select * from marts.cache_incidents").fetchall())
+    assert built[0] == built[1]
+    assert len(built[0]) == 1 and built[0][0][1] == "data_quality"
