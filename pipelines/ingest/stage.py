@@ -76,7 +76,7 @@ class FileResult:
 SMALL_FILE_BYTES = 1 << 20  # files up to this size are staged many at a time
 BATCH_BYTES = 32 * 1024 * 1024  # bytes of small files normalised in one pass
 BATCH_FILES = 20_000  # small files published in one transaction at most
-BATCH_MARKER = "\x1f"  # stands for the file name in ids the normaliser scopes to a file (staged_items__create.sql)
+BATCH_MARKER = "\x1f"  # stands for the file name in ids the normaliser scopes to a file (macro request_id_staged)
 
 
 def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path | str, follow_symlinks: bool = False,
@@ -442,15 +442,17 @@ def _create_staged_items(conn: duckdb.DuckDBPyConnection, batch_files: pa.Table,
     ``batch_files``: source_file, base, span of each file of the batch; ``lane_offset``: a lane row's batch number is
     its rowid + ``lane_offset``. A batch of one file leaves its lane rows in ``fast_items``, read through the view
     (``sql/ingest/staged_items__create_view.sql``); otherwise they are mapped to their files with the general rows
-    into the temp table ``staged_general`` (``staged_items__create.sql``).
+    into the temp table ``staged_general`` (``staged_items__create.sql``). The three statements read the batch's
+    facts as DuckDB variables, since views take no parameters.
     """
     one_file = batch_files["source_file"][0].as_py() if batch_files.num_rows == 1 else None
     for name, value in (("staged_lane_file", one_file), ("staged_lane_offset", lane_offset),
                         ("staged_batch_marker", BATCH_MARKER)):
         conn.execute(f"set variable {name} = $value", {"value": value})
+    conn.execute(statement("ingest/lane_items__create_view"))
     conn.register("batch_files", batch_files)
     try:
-        conn.execute(statement("ingest/staged_items__create"), {"lane_offset": lane_offset, "batch_marker": BATCH_MARKER})
+        conn.execute(statement("ingest/staged_items__create"))
     finally:
         conn.unregister("batch_files")
     conn.execute(statement("ingest/staged_items__create_view"))
