@@ -1,11 +1,11 @@
--- Streamed snapshots (general rows only: staged_general, staged_items__create.sql): a coding-agent transcript
--- (formats with the `snapshots` option in pipelines/ingest/formats.yaml: Claude Code, Codex CLI) writes several
--- lines per response while it streams, all carrying the response's id; the fullest one (most prompt + output
--- tokens, then the last line) is the bill. Every other accepted snapshot of the same (file, request id) is rejected here with a reason that
--- names the final line, so it is never priced, is listed in core.quarantine, and is counted in its file's
--- rows_quarantined and rows_superseded (files__insert_batch.sql): rows_in = accepted + quarantined holds.
--- An earlier snapshot is never kept beside the final one, and a later, fuller one is never dropped as a
--- duplicate (ccusage#901, #938: first-wins dedup under-counts output).
+-- Streamed snapshots (general rows only: staged_general, staged_items__create.sql): a coding-agent transcript (formats
+-- with the `snapshots` option in pipelines/ingest/formats.yaml: Claude Code, Codex CLI) writes several lines per
+-- response while it streams, all carrying the response's id; the fullest one (most prompt + output tokens, then the
+-- last line) is the bill. Every other accepted snapshot of the same (file, request id) is rejected here with a reason
+-- that names the final line, so it is never priced, is listed in core.quarantine, and is counted in its file's
+-- rows_quarantined and rows_superseded (files__insert_batch.sql): rows_in = accepted + quarantined holds. An earlier
+-- snapshot is never kept beside the final one, and a later, fuller one is never dropped as a duplicate (ccusage#901,
+-- #938: first-wins dedup under-counts output).
 -- Regions between `-- <generated NAME>` and `-- </generated>` are written from pipelines/ingest/formats.yaml by
 -- `python -m pipelines.ingest.format_sql` (drift-tested); the rest is hand-written.
 update staged_general as s
