@@ -10,7 +10,7 @@ DEMO_ENV := CACHEMETER_LOGS=$(CURDIR)/fixtures/demo_logs CACHEMETER_DB=$(CURDIR)
 
 .PHONY: install demo test formats dagster-dev clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml hatch_build.py pipelines/ingest/_divergence.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'

@@ -75,10 +75,25 @@ def _json_and_sha(tools) -> tuple[str, str]:
     return text, fp.short_sha(text)
 
 
-def _render(request: dict, request_spans: dict, line: str) -> tuple[str, str, str | None, str]:
-    """``fingerprints.render`` of ``request`` and the tools' hash, the tools' JSON remembered by its source text."""
+def _request_member_span(line: str, key: str) -> tuple[int, int] | None:
+    """Where the text of ``line``'s ``request.<key>`` lies (``fingerprints.member_span`` twice, for a line
+    json.loads has read); None when either is absent or given twice."""
+    try:
+        request = fp.member_span(line, 0, "request")
+        return None if request is None else fp.member_span(line, request[0], key)
+    except ValueError:  # a member name written with an escape: the walk decodes it
+        parsed = fp.parse_envelope(line)
+        return None if parsed is None else parsed[2].get(key)
+
+
+def _render(request: dict, request_spans: dict | None, line: str) -> tuple[str, str, str | None, str]:
+    """``fingerprints.render`` of ``request`` and the tools' hash, the tools' JSON remembered by its source text.
+    ``request_spans``: the spans of the request's members in ``line`` (``parse_envelope``'s), or None to find
+    the tools' alone."""
     source = "tools" if request.get("tools") else "toolConfig"  # the key render's tools come from
-    span = request_spans.get(source)
+    has_tools = request.get(source) is not None
+    span = (request_spans.get(source) if request_spans is not None
+            else _request_member_span(line, source) if has_tools else None)
     if span is None:
         system, tools_json, text = fp.render(request)
         return system, tools_json, fp.short_sha(tools_json) if tools_json else None, text
@@ -102,9 +117,13 @@ def fingerprint_piece(lines: list[str] | pa.StringArray, tenant, app, cut: list[
     out = Piece()
     chain: dict[tuple, tuple[str, tuple[list[str], list]]] = {}  # app -> (last text, its opening hashes and states)
     for index, line in enumerate(lines):
-        parsed = fp.parse_envelope(line)
+        wanted = cut is None or cut[index]
         try:
-            record, spans, request_spans = parsed if parsed is not None else (json.loads(line), {}, {})
+            if wanted:  # the walk: its spans cut the body
+                parsed = fp.parse_envelope(line)
+                record, spans, request_spans = parsed if parsed is not None else (json.loads(line), {}, {})
+            else:  # json.loads reads it in C; the tools' text, the one span wanted, is found when there are tools
+                record, spans, request_spans = json.loads(line), None, None
         except (ValueError, RecursionError):
             out.cut.append(None)
             continue  # quarantined by the SQL normalisation
@@ -114,7 +133,6 @@ def fingerprint_piece(lines: list[str] | pa.StringArray, tenant, app, cut: list[
                 or not all(isinstance(v, (str, int, float, bool, type(None))) for v in app_key):
             out.cut.append(None)  # kept whole: the normaliser reads it, or quarantines it (a tenant or app
             continue  # that is an object or a list names no series to measure the divergence in)
-        wanted = cut is None or cut[index]
         out.cut.append(fp.without_request_body(line, record, spans, request_spans) if wanted else None)
         system, tools_json, tools_sha, text = _render(request, request_spans, line)
         previous = chain.get(app_key)

@@ -173,15 +173,12 @@ def divergence(previous: str, current: str, start: int | None = None) -> tuple[i
     if start == limit:  # identical, or one text simply continues the other
         return start, "identical" if len(previous) == len(current) else describe_span(current[start:])
     end = start + _realign(previous[start:start + RESYNC_WINDOW], current[start:start + RESYNC_WINDOW])
-    while start > 0 and not _is_boundary(current[start - 1]):
-        start -= 1
-    while end < len(current) and not _is_boundary(current[end]):
-        end += 1
+    start, end = _widen(current, start, end)
     return start, describe_span(current[start:end].rstrip(".:"))
 
 
-def common_prefix_chars(previous: str, current: str) -> int:
-    """How many leading characters the two texts share.
+def common_prefix_chars_reference(previous: str, current: str) -> int:
+    """How many leading characters the two texts share (``common_prefix_chars``, in Python).
 
     Blocks of ``_PREFIX_BLOCK`` characters are compared until one differs, then a binary search over
     slice comparisons inside it (each one C-level memory compare), not a loop over characters: logged
@@ -202,7 +199,7 @@ def common_prefix_chars(previous: str, current: str) -> int:
     return low
 
 
-def _realign(previous: str, current: str) -> int:
+def realign_reference(previous: str, current: str) -> int:
     """Characters of ``current`` before the two texts agree again on a run of ``RESYNC_RUN`` characters.
 
     The first offset of ``current`` whose next ``RESYNC_RUN`` characters occur in ``previous``
@@ -220,6 +217,52 @@ def _realign(previous: str, current: str) -> int:
             if current[offset:offset + RESYNC_RUN] in previous:
                 return offset
     return len(current)
+
+
+def widen_reference(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` widened to the whole value they sit in: out to the nearest boundary character
+    (``_is_boundary``) on each side, or the text's ends."""
+    while start > 0 and not _is_boundary(text[start - 1]):
+        start -= 1
+    while end < len(text) and not _is_boundary(text[end]):
+        end += 1
+    return start, end
+
+
+def span_facts_reference(span: str) -> tuple[bool, bool, bool, bool, bool, int]:
+    """Character classes of ``span``: ``(has a digit, has a letter, has a space, has a character neither
+    alphanumeric nor a space, every character a letter or a space, how many characters are digits)``,
+    by ``str``'s own tests (``isdigit``, ``isalpha``, ``isspace``, ``isalnum``)."""
+    chars = set(span)  # the class tests look at each distinct character once (spans run to hundreds of characters)
+    return (any(c.isdigit() for c in chars), any(c.isalpha() for c in chars), any(c.isspace() for c in chars),
+            any(not (c.isalnum() or c.isspace()) for c in chars), all(c.isalpha() or c.isspace() for c in chars),
+            sum(c.isdigit() for c in span))
+
+
+def member_span_reference(text: str, start: int, key: str) -> tuple[int, int] | None:
+    """``(start, end)`` of the text of member ``key`` of the JSON object at ``text[start:]`` (after JSON
+    whitespace); None when the object lacks the member or has it twice (``parse_object``'s spans). Raises
+    ``ValueError`` when no JSON object this walk reads starts there."""
+    index = _WS.match(text, start).end()
+    walked = _walk(text, index, None) if text[index:index + 1] == "{" else None
+    if walked is None:
+        raise ValueError("member_span: no JSON object at the given index")
+    return walked[1].get(key)
+
+
+# The same five definitions compiled (pipelines/ingest/_divergence.c), where the install built them: a third
+# of the body path's Python time was these loops over characters (bench/README.md, "The divergence compiled").
+# The Python above stays the reference (tests/lib/test_divergence_compiled.py) and the fallback.
+try:
+    from pipelines.ingest import _divergence as compiled
+except ImportError:  # built without a C compiler: the same answers, slower
+    compiled = None
+common_prefix_chars = compiled.common_prefix if compiled else common_prefix_chars_reference
+_realign = compiled.realign if compiled else realign_reference
+_widen = compiled.widen if compiled else widen_reference
+_span_facts = compiled.span_facts if compiled else span_facts_reference
+# compiled, it also raises ValueError for a member name written with an escape (the caller walks the line instead)
+member_span = compiled.member_span if compiled else member_span_reference
 
 
 _SCAN = json.JSONDecoder().scan_once  # the C scanner json.loads uses: (value, end) of the JSON value at an index
@@ -356,16 +399,16 @@ def describe_span(span: str) -> str:
     """Character classes and length of a span, with a guess at what it is; the span itself is not returned."""
     if not span:
         return "nothing (one text ends where the other goes on)"
-    chars = set(span)  # the class tests look at each distinct character once (spans run to hundreds of characters)
-    looks_like_time = bool(_TIMESTAMP.match(span.replace("T", " ").rstrip("Z"))) and sum(c.isdigit() for c in span) >= 4
+    has_digit, has_alpha, has_space, has_other, letters_or_spaces, digits = _span_facts(span)
+    looks_like_time = bool(_TIMESTAMP.match(span.replace("T", " ").rstrip("Z"))) and digits >= 4
     classes = []
-    if any(c.isdigit() for c in chars):
+    if has_digit:
         classes.append("digits")
-    if any(c.isalpha() for c in chars) and not looks_like_time:  # the T and Z of ISO-8601 are separators
+    if has_alpha and not looks_like_time:  # the T and Z of ISO-8601 are separators
         classes.append("letters")
-    if any(c.isspace() for c in chars):
+    if has_space:
         classes.append("spaces")
-    if any(not (c.isalnum() or c.isspace()) for c in chars) or (looks_like_time and ("T" in chars or "Z" in chars)):
+    if has_other or (looks_like_time and ("T" in span or "Z" in span)):
         classes.append("separators")
     shape = " and ".join([", ".join(classes[:-1]), classes[-1]] if len(classes) > 1 else classes)
     if len(span) > 200:
@@ -378,7 +421,7 @@ def describe_span(span: str) -> str:
         guess = "a timestamp inside text"
     elif _UUID.match(span) or (_HEX.match(span) and len(span) >= 12 and any(c.isdigit() for c in span)):
         guess = "a request id or hash"
-    elif all(c.isalpha() or c.isspace() for c in chars):
+    elif letters_or_spaces:
         guess = "a name or word"
     else:
         guess = "a changing value"

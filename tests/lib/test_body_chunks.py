@@ -65,6 +65,10 @@ def _lines(seed: int, count: int) -> list[str]:
             line = line[:-1] + ', "request": {"messages": []}}'  # the request given twice: the last one counts
         elif odd == 3:
             line = line.replace('"input": "', '"input": "\\"error\\" ', 1)
+        elif odd == 4:  # the tools' name written with an escape: found by the walk, in the lane too
+            line = line.replace('"tools": ', '"\\u0074ools": ', 1)
+        elif odd == 5:  # the tools given twice: the last one counts, and neither text is remembered
+            line = line.replace('"tools": ', '"tools": [{"name": "first"}], "tools": ', 1)
         out.append(line)
     return out
 
@@ -97,11 +101,14 @@ def _expected(lines: list[str], tenant, app) -> tuple[list[tuple], list]:
     return rows, cut
 
 
+@pytest.mark.parametrize("lane", [False, True])  # bodies cut for the normaliser (the walk); lane lines (json.loads)
 @pytest.mark.parametrize("as_arrow", [False, True])  # the lines as Python strings; as an Arrow array (stage.py's)
 @pytest.mark.parametrize("pool_from", [10**9, 1])  # in this process only; pieces over the worker pool
-def test_chunks_give_what_one_record_at_a_time_gives_across_chunk_and_piece_boundaries(monkeypatch, pool_from, as_arrow):
+def test_chunks_give_what_one_record_at_a_time_gives_across_chunk_and_piece_boundaries(monkeypatch, pool_from, as_arrow,
+                                                                                      lane):
     monkeypatch.setattr(body_chunks, "POOL_MIN_LINES", pool_from)
     monkeypatch.setattr(body_chunks, "_cores", lambda: 3)  # three pieces a chunk, also on a one-core machine
+    monkeypatch.setattr(body_chunks, "_tools_memo", {})
     lines = _lines(7, 240)
     expected_rows, expected_cut = _expected(lines, "dt", "da")
     last_text_by_app: dict = {}
@@ -109,15 +116,21 @@ def test_chunks_give_what_one_record_at_a_time_gives_across_chunk_and_piece_boun
     for start in range(0, len(lines), 70):  # chunks of 70: an app's predecessor often sits in an earlier chunk
         chunk = lines[start:start + 70]
         found = body_chunks.fingerprint_lines(pa.array(chunk, pa.string()) if as_arrow else chunk, "dt", "da",
-                                              last_text_by_app)
+                                              last_text_by_app, [False] * len(chunk) if lane else None)
         rows += [(start + row[0], *row[1:]) for row in found.rows]
         cut += found.cut
-    assert cut == expected_cut
+    assert cut == ([None] * len(lines) if lane else expected_cut)
     assert rows == expected_rows
-    # the mutations reach what they are meant to: long texts, shared openings, stamps, skipped lines
-    assert len(rows) < len(lines) and sum(c is not None for c in cut) < len(rows)
+    # the mutations reach what they are meant to: long texts, shared openings, stamps, skipped lines, the odd
+    # ways of writing the tools
+    assert len(rows) < len(lines) and sum(c is not None for c in expected_cut) < len(rows)
     assert {r[7] for r in rows} >= {None, "identical"} and any("timestamp" in (r[7] or "") for r in rows)
-    assert any(len(r[4]) >= 5 for r in rows) and any('"prompt_cache_key":"key-' in (c or "") for c in cut)
+    assert any(len(r[4]) >= 5 for r in rows) and any('"prompt_cache_key":"key-' in (c or "") for c in expected_cut)
+    assert any('"\\u0074ools"' in line for line in lines) and any('"tools": [{"name": "first"}], "tools"' in line
+                                                                    for line in lines)
+    if not as_arrow and pool_from > 1:  # in this process: the tools' texts were remembered, the doubled ones not
+        memo = body_chunks._tools_memo  # (a toolConfig holding the doubled key is one member, remembered whole)
+        assert memo and not any(key.startswith("tools") and "first" in key for key in memo)
 
 
 def test_a_pool_that_cannot_start_is_tried_once_and_the_chunks_are_done_here(monkeypatch):
