@@ -31,6 +31,7 @@ import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from multiprocessing import shared_memory
 
 import pyarrow as pa
 
@@ -181,9 +182,68 @@ def shutdown() -> None:
         _pool = None
 
 
-def _own(lines: list[str] | pa.StringArray) -> list[str] | pa.StringArray:
-    """A slice of an Arrow array with buffers of its own: pickling a slice sends its parent's whole buffers."""
-    return pa.concat_arrays([lines]) if isinstance(lines, pa.Array) else lines
+class _Shared:
+    """A piece's lines in shared memory, for a worker to read in place.
+
+    Pickled through the pool's pipe, a piece was copied four times (pickled, written, read, unpickled): about a
+    tenth of a 500,000-body run's CPU (bench/README.md, "The divergence compiled"). Here the parent copies the
+    Arrow array's offsets and characters once into a shared segment and sends its name; the worker builds
+    the array over the segment and makes its strings from it. The parent unlinks the segment once the
+    piece's result is back (``release``); the pool's resource tracker removes it if the parent dies first.
+    """
+
+    def __init__(self, lines: pa.StringArray):
+        own = pa.concat_arrays([lines])  # offsets from 0 over characters of its own: a slice's are its parent's
+        offsets, data = own.buffers()[1], own.buffers()[2]
+        self.length, self.offsets_size, self.data_size = len(own), offsets.size, data.size if data else 0
+        self.memory = shared_memory.SharedMemory(create=True, size=max(self.offsets_size + self.data_size, 1))
+        self.memory.buf[:self.offsets_size] = memoryview(offsets).cast("B")
+        if self.data_size:
+            self.memory.buf[self.offsets_size:self.offsets_size + self.data_size] = memoryview(data).cast("B")
+        self.name = self.memory.name
+
+    def __getstate__(self) -> dict:  # what crosses to the worker: the segment's name and the sizes
+        return {"name": self.name, "length": self.length, "offsets_size": self.offsets_size,
+                "data_size": self.data_size}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, memory=None)
+
+    def lines(self) -> list[str]:
+        """In the worker: the piece's lines as Python strings, read from the segment (closed again here)."""
+        memory = shared_memory.SharedMemory(name=self.name)
+        try:
+            view = memory.buf
+            offsets = pa.py_buffer(view[:self.offsets_size])
+            data = pa.py_buffer(view[self.offsets_size:self.offsets_size + self.data_size])
+            array = pa.StringArray.from_buffers(self.length, offsets, data)
+            out = array.to_pylist()
+            del array, offsets, data, view  # no view may outlive the mapping
+        finally:
+            memory.close()
+        return out
+
+    def release(self) -> None:
+        """In the parent: free the segment (idempotent)."""
+        if self.memory is not None:
+            self.memory.close()
+            self.memory.unlink()
+            self.memory = None
+
+
+def _shared_piece(shared: _Shared, tenant, app, cut: list[bool] | None) -> Piece:
+    """``fingerprint_piece`` of lines handed over in shared memory (run in a worker)."""
+    return fingerprint_piece(shared.lines(), tenant, app, cut)
+
+
+def _handed_over(lines: list[str] | pa.StringArray):
+    """What a worker gets for a piece: a list as it is; an Arrow array without nulls in shared memory."""
+    if isinstance(lines, pa.Array) and lines.type == pa.string() and lines.null_count == 0:
+        try:
+            return _Shared(lines)
+        except OSError:  # no room for a segment (e.g. a small /dev/shm): through the pipe, as a copy
+            pass
+    return pa.concat_arrays([lines]) if isinstance(lines, pa.Array) else lines  # (a slice pickles its parent's buffers)
 
 
 def fingerprint_lines(lines: list[str] | pa.StringArray, tenant, app, last_text_by_app: dict,
@@ -191,7 +251,7 @@ def fingerprint_lines(lines: list[str] | pa.StringArray, tenant, app, last_text_
     """``fingerprint_piece`` of a chunk's request lines in file order, divergences measured against
     ``last_text_by_app`` (app -> rendered text of its previous request, updated here) where a piece has
     no earlier request of the app; over a process pool when the chunk is large (module docstring). ``cut``: as
-    ``fingerprint_piece``'s. Lines given as an Arrow array cross to a worker as its buffers (one copy) and
+    ``fingerprint_piece``'s. Lines given as an Arrow array reach a worker in shared memory (``_Shared``) and
     become Python strings there: pickling the strings cost the parent 3.9 s of 500,000 logged bodies."""
     global _pool, _pool_failed
     cores = _cores()
@@ -201,15 +261,23 @@ def fingerprint_lines(lines: list[str] | pa.StringArray, tenant, app, last_text_
     else:
         size = -(-len(lines) // cores)
         starts = list(range(0, len(lines), size))
+        handed: list = []
         try:
-            futures = [_executor().submit(fingerprint_piece, _own(lines[s:s + size]), tenant, app,
-                                          cut and cut[s:s + size]) for s in starts[1:]]
+            futures = []
+            for s in starts[1:]:
+                handed.append(_handed_over(lines[s:s + size]))
+                work = _shared_piece if isinstance(handed[-1], _Shared) else fingerprint_piece
+                futures.append(_executor().submit(work, handed[-1], tenant, app, cut and cut[s:s + size]))
             first = fingerprint_piece(lines[:size], tenant, app, cut and cut[:size])
             pieces = [first] + [f.result() for f in futures]
         except (BrokenProcessPool, OSError):  # a worker died (e.g. killed for memory) or none could start: do the pieces
             # here, and the later chunks too (starting a pool costs each worker an import of the main module)
             _pool, _pool_failed = None, True
             pieces = [fingerprint_piece(lines[s:s + size], tenant, app, cut and cut[s:s + size]) for s in starts]
+        finally:
+            for piece in handed:
+                if isinstance(piece, _Shared):
+                    piece.release()
     out = Piece()
     for start, piece in zip(starts, pieces):
         rows = [(start + row[0], *row[1:]) for row in piece.rows]

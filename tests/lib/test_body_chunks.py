@@ -109,6 +109,7 @@ def test_chunks_give_what_one_record_at_a_time_gives_across_chunk_and_piece_boun
     monkeypatch.setattr(body_chunks, "POOL_MIN_LINES", pool_from)
     monkeypatch.setattr(body_chunks, "_cores", lambda: 3)  # three pieces a chunk, also on a one-core machine
     monkeypatch.setattr(body_chunks, "_tools_memo", {})
+    segments = _shared_segments()
     lines = _lines(7, 240)
     expected_rows, expected_cut = _expected(lines, "dt", "da")
     last_text_by_app: dict = {}
@@ -128,9 +129,43 @@ def test_chunks_give_what_one_record_at_a_time_gives_across_chunk_and_piece_boun
     assert any(len(r[4]) >= 5 for r in rows) and any('"prompt_cache_key":"key-' in (c or "") for c in expected_cut)
     assert any('"\\u0074ools"' in line for line in lines) and any('"tools": [{"name": "first"}], "tools"' in line
                                                                     for line in lines)
+    assert _shared_segments() == segments  # the pieces' shared memory (Arrow lines over the pool) was freed
     if not as_arrow and pool_from > 1:  # in this process: the tools' texts were remembered, the doubled ones not
         memo = body_chunks._tools_memo  # (a toolConfig holding the doubled key is one member, remembered whole)
         assert memo and not any(key.startswith("tools") and "first" in key for key in memo)
+
+
+def _shared_segments() -> set[str]:
+    import pathlib
+
+    return {p.name for p in pathlib.Path("/dev/shm").glob("psm_*")} if pathlib.Path("/dev/shm").is_dir() else set()
+
+
+def test_pieces_reach_the_workers_through_shared_memory_or_the_pipe_when_there_is_none(monkeypatch):
+    """Arrow lines go to a worker in a shared segment; where none can be made (a full /dev/shm), through the
+    pool's pipe; the rows are what one pass gives either way."""
+    monkeypatch.setattr(body_chunks, "POOL_MIN_LINES", 1)
+    monkeypatch.setattr(body_chunks, "_cores", lambda: 2)
+    lines = _lines(5, 80)
+    expected = _expected(lines, "dt", "da")[0]
+    made = []
+    real = body_chunks._handed_over
+
+    def handed_over(piece):
+        made.append(real(piece))
+        return made[-1]
+
+    monkeypatch.setattr(body_chunks, "_handed_over", handed_over)
+    assert body_chunks.fingerprint_lines(pa.array(lines, pa.string()), "dt", "da", {}).rows == expected
+    assert [(type(m).__name__, m.length) for m in made] == [("_Shared", 40)]  # the second half, in shared memory
+    made.clear()
+
+    def no_room(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(body_chunks.shared_memory, "SharedMemory", no_room)
+    assert body_chunks.fingerprint_lines(pa.array(lines, pa.string()), "dt", "da", {}).rows == expected
+    assert [type(m).__name__ for m in made] == ["StringArray"] and not body_chunks._pool_failed  # through the pipe
 
 
 def test_a_pool_that_cannot_start_is_tried_once_and_the_chunks_are_done_here(monkeypatch):
