@@ -140,3 +140,19 @@ def test_staging_against_another_checkout_alternates_and_reports_ratios(tmp_path
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert len(result["wall_s"]["this"]) == len(result["cpu_s"]["other"]) == 2
     assert result["cpu_ratio"] > 0 and result["median_cpu_s"]["this"] > 0
+
+
+def test_body_piece_times_the_per_body_work_against_another_checkout(tmp_path):
+    """bench/body_piece.py on this checkout against itself, on a few generated bodies: equal rows, two rounds."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import generate
+
+    generate.generate(60, 1, tmp_path / "logs", seed=3, bodies=True)
+    for extra in ([], ["--cut"]):
+        done = subprocess.run([sys.executable, str(REPO / "bench" / "body_piece.py"), "--logs", str(tmp_path / "logs"),
+                               "--against", str(REPO), "--lines", "60", "--rounds", "2", *extra],
+                              capture_output=True, text=True, timeout=300, cwd=REPO)
+        assert done.returncode == 0, done.stderr[-2000:]
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        assert result["rows_equal"] is True and len(result["this_each"]) == len(result["against_each"]) == 2
+        assert result["this_us_per_line"] > 0 and result["mode"] == ("cut" if extra else "lane")
