@@ -79,7 +79,7 @@ static int same_run(text_t a, Py_ssize_t i, text_t b, Py_ssize_t j) {
     return 1;
 }
 
-/* fingerprints._realign_reference: the first offset of current whose next RUN characters occur in
+/* fingerprints.realign_reference: the first offset of current whose next RUN characters occur in
  * previous, else len(current). Each RUN-character run of previous is put in a hash table (the windows
  * are at most RESYNC_WINDOW characters, so at most SLOTS / 4 runs), then current's runs are looked up
  * in order: linear in the two lengths, where a substring search per offset was quadratic. */
@@ -119,8 +119,9 @@ static int is_boundary(Py_UCS4 c) {
     return Py_UNICODE_ISSPACE(c) || (c < 128 && c && strchr("\"'()[]{}<>,;=", (int)c) != NULL);
 }
 
-/* fingerprints._widen_reference: (start, end) widened to the whitespace- or punctuation-delimited value
- * they sit in. */
+/* fingerprints.widen_reference: (start, end) widened to the whitespace- or punctuation-delimited value
+ * they sit in. For 0 <= start <= len(text) and end >= 0 (what divergence passes); outside that, where the
+ * reference would follow Python's negative indexing or raise IndexError, this raises ValueError. */
 static PyObject *widen(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *a;
     Py_ssize_t start, end;
@@ -135,7 +136,7 @@ static PyObject *widen(PyObject *Py_UNUSED(self), PyObject *args) {
     return Py_BuildValue("nn", start, end);
 }
 
-/* fingerprints._span_facts_reference: (has a digit, has a letter, has a space, has a character that is
+/* fingerprints.span_facts_reference: (has a digit, has a letter, has a space, has a character that is
  * neither alphanumeric nor a space, every character a letter or a space, how many characters are digits). */
 static PyObject *span_facts(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *a;
@@ -224,6 +225,7 @@ static PyObject *member_span(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_ssize_t i, found_start = -1, found_end = -1, copies = 0;
     text_t t, key;
     if (!PyArg_ParseTuple(args, "UnU", &a, &i, &k) || text_of(a, &t) || text_of(k, &key)) return NULL;
+    if (i < 0) i = 0; /* as the reference: a regex match from a negative position starts at 0 */
     while (i < t.length && is_json_space(AT(t, i))) i++;
     if (i >= t.length || AT(t, i) != '{') goto undecided;
     for (i++;;) {

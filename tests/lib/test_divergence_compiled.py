@@ -110,6 +110,17 @@ def test_member_span_finds_what_the_walk_finds(members, separators, ascii_only, 
             assert json.loads(line[slice(*found)]) == json.loads(line)[key]
 
 
+def test_out_of_range_offsets_are_answered_or_refused_never_read_outside_the_text():
+    """A negative start of member_span counts from 0, as the reference's regex does (it once read memory before
+    the text, and crashed on a large one); widen refuses what divergence never passes."""
+    assert fingerprints.member_span('{"a":1}', -10**7, "a") == fingerprints.member_span_reference('{"a":1}', -10**7, "a") \
+        == (5, 6)
+    if compiled:
+        for start, end in ((-2, 1), (1, -2), (9, 9)):
+            with pytest.raises(ValueError):
+                compiled.widen("abc def", start, end)
+
+
 def test_member_span_leaves_escaped_names_and_non_objects_to_the_walk():
     line = '{"\\u0074ools": [1], "a": 2}'
     assert fingerprints.member_span_reference(line, 0, "tools") == (15, 18)
