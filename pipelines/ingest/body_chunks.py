@@ -123,8 +123,8 @@ def fingerprint_piece(lines: list[str] | pa.StringArray, tenant, app, cut: list[
             if wanted:  # the walk: its spans cut the body
                 parsed = fp.parse_envelope(line)
                 record, spans, request_spans = parsed if parsed is not None else (json.loads(line), {}, {})
-            else:  # json.loads reads it in C; the tools' text, the one span wanted, is found when there are tools
-                record, spans, request_spans = json.loads(line), None, None
+            else:  # read in C (orjson where it gives json's value); the tools' text, the one span wanted, is found when there are tools
+                record, spans, request_spans = fp.loads(line), None, None
         except (ValueError, RecursionError):
             out.cut.append(None)
             continue  # quarantined by the SQL normalisation

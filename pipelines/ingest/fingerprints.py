@@ -26,6 +26,8 @@ import json
 import re
 from dataclasses import dataclass
 
+import orjson
+
 OPENING_BOUNDARIES_CHARS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 FAMILY_CHARS = 512  # the prefix family of a request with a body: hash of its first 512 characters
 # (OPENING_BOUNDARIES_CHARS[1], so the family is the second opening hash when the text reaches it)
@@ -250,7 +252,7 @@ def member_span_reference(text: str, start: int, key: str) -> tuple[int, int] | 
     return walked[1].get(key)
 
 
-# The same five definitions compiled (pipelines/ingest/_divergence.c), where the install built them: a third
+# The same six definitions compiled (pipelines/ingest/_divergence.c), where the install built them: a third
 # of the body path's Python time was these loops over characters (bench/README.md, "The divergence compiled").
 # The Python above stays the reference (tests/lib/test_divergence_compiled.py) and the fallback.
 try:
@@ -263,6 +265,34 @@ _widen = compiled.widen if compiled else widen_reference
 _span_facts = compiled.span_facts if compiled else span_facts_reference
 # compiled, it also raises ValueError for a member name written with an escape (the caller walks the line instead)
 member_span = compiled.member_span if compiled else member_span_reference
+
+# orjson keeps integers to 64 bits and reads a longer one as a float; json.loads keeps every integer whole. An
+# integer that may not fit has at least this many digits (-9223372036854775809 has 19), so a line holding a run of
+# them, in a number or in a string alike, is read by json.loads.
+LONG_INTEGER_DIGITS = 19
+
+
+def digit_run_reference(text: str, run: int) -> bool:
+    """Whether ``text`` holds ``run`` or more ASCII digits in a row (``_divergence.digit_run`` compiled)."""
+    return run <= 0 or re.search("[0-9]{%d}" % run, text) is not None
+
+
+def loads(line: str):
+    """``json.loads(line)``: the same value (types, key order, the last of a repeated key), or its error.
+
+    Read by orjson (its C reader, yyjson: about half json.loads' CPU on a logged 22 KB request, bench/README.md,
+    "orjson for the lane's bodies") where it gives json.loads' value; by json.loads where it may not: a run of
+    ``LONG_INTEGER_DIGITS`` digits, or what orjson refuses and json reads (NaN, Infinity, 1e400 as inf, a lone
+    surrogate escape, nesting past 1,024 levels) or refuses too (then json.loads raises its own ``ValueError`` or
+    ``RecursionError``). Without the compiled digit scan (a regex over 22 KB costs more than orjson saves), every
+    line is read by json.loads. ``tests/lib/test_fingerprints_loads.py`` holds the two equal.
+    """
+    if compiled is None or compiled.digit_run(line, LONG_INTEGER_DIGITS):
+        return json.loads(line)
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
 
 
 _SCAN = json.JSONDecoder().scan_once  # the C scanner json.loads uses: (value, end) of the JSON value at an index
