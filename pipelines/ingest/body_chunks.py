@@ -14,12 +14,13 @@ one, with identical results (``tests/lib/test_body_chunks.py`` compares them on 
 
 Why a process pool: this is Python per record (json's scanner, rendering, hashing, the divergence's
 search), bound by one core under the GIL, while the machine has more. A chunk of at least
-``POOL_MIN_LINES`` is cut into one contiguous piece per core; the pieces after the first go to
-worker processes (``spawn``: the parent holds DuckDB's threads, which ``fork`` would copy mid-flight)
-while this process does the first. Each piece measures divergences against the previous request of
-the same (tenant, app) within it; the first request of each app in a piece is measured here, against
-the last text of that app in the pieces (and chunks) before it, so the result is what one pass in
-file order gives. The texts cross the process boundary in memory only; none is stored.
+``POOL_MIN_LINES`` is cut into one contiguous piece per core, each for a worker process (``spawn``: the
+parent holds DuckDB's threads, which ``fork`` would copy mid-flight), while this process reads the next
+chunk (``submit_lines``; ``Pending.result`` collects them in file order). Each piece measures divergences
+against the previous request of the same (tenant, app) within it; the first request of each app in a
+piece is measured here, against the last text of that app in the pieces (and chunks) before it, so the
+result is what one pass in file order gives. The texts cross the process boundary in memory only; none
+is stored.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import atexit
 import json
 import multiprocessing
 import os
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import shared_memory
@@ -166,7 +167,7 @@ def _cores() -> int:
 def _executor() -> Executor:
     global _pool
     if _pool is None:
-        _pool = ProcessPoolExecutor(max_workers=_cores() - 1, mp_context=multiprocessing.get_context("spawn"))
+        _pool = ProcessPoolExecutor(max_workers=_cores(), mp_context=multiprocessing.get_context("spawn"))
         # also at exit: a process that ends by os._exit after its exit handlers (cachemeter run) never reaches
         # the thread shutdown that stops a pool, and multiprocessing's own exit handler would then wait forever
         # for the idle workers (registered later, this handler runs before that one)
@@ -246,46 +247,89 @@ def _handed_over(lines: list[str] | pa.StringArray):
     return pa.concat_arrays([lines]) if isinstance(lines, pa.Array) else lines  # (a slice pickles its parent's buffers)
 
 
+class Pending:
+    """A chunk's fingerprints under way (``submit_lines``): its pieces in the workers, or done here.
+
+    ``result`` waits for them and stitches them in file order; the chunk's lines are kept until then, so the pieces
+    can be done here again if a worker died.
+    """
+
+    def __init__(self, lines, tenant, app, cut: list[bool] | None):
+        self.lines, self.tenant, self.app, self.cut = lines, tenant, app, cut
+        self.starts: list[int] = [0]
+        self.size = max(len(lines), 1)
+        self.pieces: list = []  # a Piece, or the Future of one
+        self.handed: list = []  # what went to the workers (``_Shared`` segments to free)
+
+    def _redo(self) -> list[Piece]:
+        return [fingerprint_piece(self.lines[s:s + self.size], self.tenant, self.app,
+                                  self.cut and self.cut[s:s + self.size]) for s in self.starts]
+
+    def result(self, last_text_by_app: dict) -> Piece:
+        """The chunk's ``Piece`` (``fingerprint_lines``'): divergences of each piece's first request of an app measured
+        against ``last_text_by_app`` (app -> rendered text of its previous request, updated here). Call in file order."""
+        global _pool, _pool_failed
+        try:
+            pieces = [p.result() if isinstance(p, Future) else p for p in self.pieces]
+        except (BrokenProcessPool, OSError):  # a worker died (e.g. killed for memory): do the pieces here, and the
+            _pool, _pool_failed = None, True  # later chunks too (starting a pool costs each worker an import)
+            pieces = self._redo()
+        finally:
+            self.release()
+        out = Piece()
+        for start, piece in zip(self.starts, pieces):
+            rows = [(start + row[0], *row[1:]) for row in piece.rows]
+            for app_key, (row_no, text) in piece.firsts.items():
+                previous = last_text_by_app.get(app_key)
+                if previous is not None:
+                    rows[row_no] = (*rows[row_no][:6], *fp.divergence(previous, text))
+            last_text_by_app.update(piece.lasts)
+            out.rows += rows
+            out.cut += piece.cut
+        return out
+
+    def release(self) -> None:
+        """Free the pieces' shared segments (idempotent; ``result`` does it)."""
+        for piece in self.handed:
+            if isinstance(piece, _Shared):
+                piece.release()
+        self.handed = []
+
+
+def submit_lines(lines: list[str] | pa.StringArray, tenant, app, cut: list[bool] | None = None) -> Pending:
+    """Start ``fingerprint_piece`` of a chunk's request lines (file order); ``Pending.result`` gives them.
+
+    A chunk of at least ``POOL_MIN_LINES`` goes to the worker pool, one contiguous piece per core, and this returns at
+    once: the caller reads the next chunk while the workers measure this one (with this process fingerprinting a piece
+    itself, one core stood idle while it read: bench/README.md, "Reading beside the workers"). A smaller chunk, one
+    core, or a pool that failed: done here before this returns. ``cut``: as ``fingerprint_piece``'s. Lines given as an
+    Arrow array reach a worker in shared memory (``_Shared``) and become Python strings there: pickling the strings
+    cost the parent 3.9 s of 500,000 logged bodies."""
+    global _pool, _pool_failed
+    pending = Pending(lines, tenant, app, cut)
+    cores = _cores()
+    if cores < 2 or len(lines) < POOL_MIN_LINES or _pool_failed:
+        pending.pieces = [fingerprint_piece(lines, tenant, app, cut)]
+        return pending
+    pending.size = size = -(-len(lines) // cores)
+    pending.starts = list(range(0, len(lines), size))
+    try:
+        for s in pending.starts:
+            pending.handed.append(_handed_over(lines[s:s + size]))
+            work = _shared_piece if isinstance(pending.handed[-1], _Shared) else fingerprint_piece
+            pending.pieces.append(_executor().submit(work, pending.handed[-1], tenant, app, cut and cut[s:s + size]))
+    except (BrokenProcessPool, OSError):  # no worker could start: the pieces here, and the later chunks too
+        _pool, _pool_failed = None, True
+        for future in pending.pieces:
+            future.cancel()
+        pending.release()
+        pending.pieces = pending._redo()
+    return pending
+
+
 def fingerprint_lines(lines: list[str] | pa.StringArray, tenant, app, last_text_by_app: dict,
                       cut: list[bool] | None = None) -> Piece:
     """``fingerprint_piece`` of a chunk's request lines in file order, divergences measured against
     ``last_text_by_app`` (app -> rendered text of its previous request, updated here) where a piece has
-    no earlier request of the app; over a process pool when the chunk is large (module docstring). ``cut``: as
-    ``fingerprint_piece``'s. Lines given as an Arrow array reach a worker in shared memory (``_Shared``) and
-    become Python strings there: pickling the strings cost the parent 3.9 s of 500,000 logged bodies."""
-    global _pool, _pool_failed
-    cores = _cores()
-    if cores < 2 or len(lines) < POOL_MIN_LINES or _pool_failed:
-        pieces = [fingerprint_piece(lines, tenant, app, cut)]
-        starts = [0]
-    else:
-        size = -(-len(lines) // cores)
-        starts = list(range(0, len(lines), size))
-        handed: list = []
-        try:
-            futures = []
-            for s in starts[1:]:
-                handed.append(_handed_over(lines[s:s + size]))
-                work = _shared_piece if isinstance(handed[-1], _Shared) else fingerprint_piece
-                futures.append(_executor().submit(work, handed[-1], tenant, app, cut and cut[s:s + size]))
-            first = fingerprint_piece(lines[:size], tenant, app, cut and cut[:size])
-            pieces = [first] + [f.result() for f in futures]
-        except (BrokenProcessPool, OSError):  # a worker died (e.g. killed for memory) or none could start: do the pieces
-            # here, and the later chunks too (starting a pool costs each worker an import of the main module)
-            _pool, _pool_failed = None, True
-            pieces = [fingerprint_piece(lines[s:s + size], tenant, app, cut and cut[s:s + size]) for s in starts]
-        finally:
-            for piece in handed:
-                if isinstance(piece, _Shared):
-                    piece.release()
-    out = Piece()
-    for start, piece in zip(starts, pieces):
-        rows = [(start + row[0], *row[1:]) for row in piece.rows]
-        for app_key, (row_no, text) in piece.firsts.items():
-            previous = last_text_by_app.get(app_key)
-            if previous is not None:
-                rows[row_no] = (*rows[row_no][:6], *fp.divergence(previous, text))
-        last_text_by_app.update(piece.lasts)
-        out.rows += rows
-        out.cut += piece.cut
-    return out
+    no earlier request of the app: ``submit_lines`` and its ``result`` at once."""
+    return submit_lines(lines, tenant, app, cut).result(last_text_by_app)

@@ -25,6 +25,7 @@ import gzip
 import json
 import tempfile
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterator
 from datetime import date, datetime, timedelta, timezone
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ VALIDATE = "ingest/validated_items__create"
 UNMAPPED = "ingest/unmapped_usage__create"
 NORMALISE = "ingest/file_rows__insert_normalised"
 PRINTS_ROWS = 65_536  # fingerprint rows (about 300 bytes each) gathered before one insert
+CHUNKS_IN_FLIGHT = 1  # chunks whose bodies the workers measure while the next is read (each holds its lines: 32 MB)
 PRINTS_SCHEMA = pa.schema([  # a chunk's fingerprint rows (file_fingerprints__create.sql), typed whatever values it holds
     ("source_line", pa.int64()), ("family", pa.string()), ("system_sha", pa.string()), ("tools_sha", pa.string()),
     ("opening_hashes", pa.list_(pa.string())), ("rendered_chars", pa.int64()), ("divergence_offset_chars", pa.int64()),
@@ -241,6 +243,23 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
     prints: list[pa.Table] = []  # fingerprint rows not yet inserted (_insert_fingerprints)
     unreadable_rows: list[Unreadable] = []
     replays: list[_Segment] = []
+
+    def collect(work: _ChunkWork, last_text_by_app: dict) -> None:
+        """Finish a chunk's fingerprints (file order); its rows go to the normaliser and the fingerprint table by size."""
+        nonlocal pending
+        chunk_prints, chunk = work.finish(last_text_by_app)
+        if chunk.num_rows:
+            pending.append(chunk)
+        if chunk_prints is not None:
+            prints.append(chunk_prints)
+            if sum(t.num_rows for t in prints) >= PRINTS_ROWS:
+                _insert_fingerprints(conn, prints)
+        # by size, not per chunk read: each pass of the normaliser costs about 0.4 s however few its
+        # rows, and a chunk whose request bodies were cut holds a tenth of the bytes it was read with
+        if sum(t.nbytes for t in pending) >= CHUNK_BYTES:
+            _normalise(conn, pending, params)
+            pending = []
+
     for segment in segments:
         log = segment.log
         if segment.in_lane and not _any_in(wanted_numbers, segment.base + 1, segment.base + segment.span):  # line 0: the placeholder
@@ -259,32 +278,30 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         last_text_by_app: dict[tuple, str] = {}
         transcript: dict = {}  # a session transcript's running state across chunks (containers.reshape)
         top = segment.base
-        for records in tables:
-            if segment.base:
-                records = records.set_column(0, "source_line", pc.add(records["source_line"], segment.base))
-            lane_bodies = None  # lines the lane accepted that log a request body: fingerprinted, not normalised again
-            if segment.in_lane:
-                records = records.filter(_among(records["source_line"], wanted_numbers))
-                in_normaliser = _among(records["source_line"], deferred_numbers)
-                lane_bodies = records.filter(pc.invert(in_normaliser))
-                records = records.filter(in_normaliser)
-                if records.num_rows == 0 and lane_bodies.num_rows == 0:
-                    continue
-            if records.num_rows:
-                top = max(top, pc.max(records["source_line"]).as_py())
-            chunk_prints, chunk = _fingerprint_chunk(containers.reshape(records, transcript), log.defaults, last_text_by_app,
-                                                     lane_bodies)
-            if chunk.num_rows:
-                pending.append(chunk)
-            if chunk_prints is not None:
-                prints.append(chunk_prints)
-                if sum(t.num_rows for t in prints) >= PRINTS_ROWS:
-                    _insert_fingerprints(conn, prints)
-            # by size, not per chunk read: each pass of the normaliser costs about 0.4 s however few its
-            # rows, and a chunk whose request bodies were cut holds a tenth of the bytes it was read with
-            if sum(t.nbytes for t in pending) >= CHUNK_BYTES:
-                _normalise(conn, pending, params)
-                pending = []
+        in_flight: deque[_ChunkWork] = deque()  # chunks whose bodies the workers are measuring, oldest first
+
+        try:
+            for records in tables:
+                if segment.base:
+                    records = records.set_column(0, "source_line", pc.add(records["source_line"], segment.base))
+                lane_bodies = None  # lines the lane accepted that log a request body: fingerprinted, not normalised again
+                if segment.in_lane:
+                    records = records.filter(_among(records["source_line"], wanted_numbers))
+                    in_normaliser = _among(records["source_line"], deferred_numbers)
+                    lane_bodies = records.filter(pc.invert(in_normaliser))
+                    records = records.filter(in_normaliser)
+                    if records.num_rows == 0 and lane_bodies.num_rows == 0:
+                        continue
+                if records.num_rows:
+                    top = max(top, pc.max(records["source_line"]).as_py())
+                in_flight.append(_submit_chunk(containers.reshape(records, transcript), log.defaults, lane_bodies))
+                if len(in_flight) > CHUNKS_IN_FLIGHT:  # the next chunk was read while the workers measured this one
+                    collect(in_flight.popleft(), last_text_by_app)
+            while in_flight:
+                collect(in_flight.popleft(), last_text_by_app)
+        finally:
+            for work in in_flight:  # a read failed mid-file: what went to the workers is freed
+                work.release()
         for item in found:
             unreadable_rows.append(Unreadable(item.source_line + segment.base, item.reason, item.raw_excerpt))
             top = max(top, item.source_line + segment.base)
@@ -744,21 +761,51 @@ def _read_lines_at(log: LogFile, text_path: Path, starts: list[tuple[int, int]],
     return found, read_line_ranges(text_path, ranges, found)
 
 
-def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict, lane_bodies: pa.Table | None = None
-                       ) -> tuple[pa.Table | None, pa.Table]:
-    """Fingerprints of the envelopes that carry a request body (None when there are none), and the chunk with
-    those bodies cut down to what the usage normaliser reads of them (``fingerprints.without_request_body``: a
-    logged prompt of tens of KB was parsed by it several times over, for one field).
+@dataclass
+class _ChunkWork:
+    """A chunk whose request bodies are being fingerprinted (``_submit_chunk``). ``finish`` gives the fingerprints
+    of the envelopes that carry a request body (a table of ``PRINTS_SCHEMA``, or None when there are none) and the
+    chunk with those bodies cut down to what the usage normaliser reads of them (``fingerprints.without_request_body``:
+    a logged prompt of tens of KB was parsed by it several times over, for one field). Finish them in file order:
+    each measures its first requests against ``last_text_by_app``, the last texts of the chunks finished before it.
 
-    ``chunk``: ``(source_line, line, source_item)`` items for the general normaliser; ``lane_bodies``:
-    ``(source_line, line)`` lines of the same stretch of the file that the fast lane accepted and that log a
-    request body (fingerprinted here in file order with the chunk's, never cut, not returned).
+    The divergence is measured against the previous request of the same (tenant, app) earlier in the file (file
+    order, which is arrival order for appended logs); only that one text per app is held in memory, and no text is
+    stored."""
 
-    The divergence is measured against the previous request of the same (tenant, app) earlier in
-    the file (file order, which is arrival order for appended logs); only that one text per app is
-    held in memory (``last_text_by_app``), and no text is stored. The per-record work is
-    ``body_chunks.fingerprint_lines`` (over a process pool for large chunks).
-    """
+    chunk: pa.Table
+    has_request: pa.Array | pa.ChunkedArray | None = None
+    cut: list[bool] | None = None
+    line_numbers: list[int] | None = None
+    lines: pa.StringArray | None = None
+    pending: body_chunks.Pending | None = None
+
+    def finish(self, last_text_by_app: dict) -> tuple[pa.Table | None, pa.Table]:
+        if self.pending is None:
+            return None, self.chunk
+        found, cut, lines, chunk = self.pending.result(last_text_by_app), self.cut, self.lines, self.chunk
+        columns: dict[str, list] = {name: [row[i] for row in found.rows] for i, name in enumerate(PRINTS_SCHEMA.names)}
+        columns["source_line"] = [self.line_numbers[i] for i in columns["source_line"]]
+        if chunk.num_rows:
+            lines_out = [c or lines[i].as_py() for i, c in enumerate(found.cut) if cut is None or cut[i]]
+            mask = self.has_request.combine_chunks() if isinstance(self.has_request, pa.ChunkedArray) else self.has_request
+            chunk = chunk.set_column(chunk.schema.get_field_index("line"), "line", pc.replace_with_mask(
+                chunk["line"].combine_chunks(), mask, pa.array(lines_out, chunk["line"].type)))
+        if not columns["source_line"]:
+            return None, chunk
+        return pa.table(columns, schema=PRINTS_SCHEMA), chunk
+
+    def release(self) -> None:
+        """Free what went to the workers, for work that will not be finished (a read failed mid-file)."""
+        if self.pending is not None:
+            self.pending.release()
+
+
+def _submit_chunk(chunk: pa.Table, defaults: dict, lane_bodies: pa.Table | None = None) -> _ChunkWork:
+    """Start fingerprinting the request bodies of ``chunk``: ``(source_line, line, source_item)`` items for the general
+    normaliser, and of ``lane_bodies``: ``(source_line, line)`` lines of the same stretch of the file that the fast lane
+    accepted and that log a request body (fingerprinted in file order with the chunk's, never cut, not returned). A
+    large chunk's go to the worker pool and this returns at once (``body_chunks.submit_lines``)."""
     has_request = pc.and_(pc.equal(chunk["source_item"], 0), _may_hold_request(chunk["line"]))
     with_request = chunk.filter(has_request).select(["source_line", "line"])
     if lane_bodies is not None and lane_bodies.num_rows:
@@ -768,20 +815,10 @@ def _fingerprint_chunk(chunk: pa.Table, defaults: dict, last_text_by_app: dict, 
     else:
         cut = None  # every one
     if with_request.num_rows == 0:
-        return None, chunk
-    line_numbers = with_request["source_line"].to_pylist()
+        return _ChunkWork(chunk)
     lines = with_request["line"].combine_chunks()
-    found = body_chunks.fingerprint_lines(lines, defaults.get("tenant"), defaults.get("app"), last_text_by_app, cut)
-    columns: dict[str, list] = {name: [row[i] for row in found.rows] for i, name in enumerate(PRINTS_SCHEMA.names)}
-    columns["source_line"] = [line_numbers[i] for i in columns["source_line"]]
-    if chunk.num_rows:
-        lines_out = [c or lines[i].as_py() for i, c in enumerate(found.cut) if cut is None or cut[i]]
-        mask = has_request.combine_chunks() if isinstance(has_request, pa.ChunkedArray) else has_request
-        chunk = chunk.set_column(chunk.schema.get_field_index("line"), "line",
-                                 pc.replace_with_mask(chunk["line"].combine_chunks(), mask, pa.array(lines_out, chunk["line"].type)))
-    if not columns["source_line"]:
-        return None, chunk
-    return pa.table(columns, schema=PRINTS_SCHEMA), chunk
+    return _ChunkWork(chunk, has_request, cut, with_request["source_line"].to_pylist(), lines,
+                      body_chunks.submit_lines(lines, defaults.get("tenant"), defaults.get("app"), cut))
 
 
 # the key "request" with any of its letters written as a JSON \u escape (JSON readers decode keys: DuckDB's lane does)
@@ -797,7 +834,7 @@ def _may_hold_request(lines: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def _insert_fingerprints(conn: duckdb.DuckDBPyConnection, prints: list[pa.Table]) -> None:
-    """Insert the fingerprint rows of ``prints`` (``_fingerprint_chunk``'s tables) into file_fingerprints and empty the
+    """Insert the fingerprint rows of ``prints`` (``_ChunkWork.finish``'s tables) into file_fingerprints and empty the
     list: one insert per ``PRINTS_ROWS`` rows, not per block read (an insert per 16 MB block of bodies cost 3 s of
     500,000 bodies)."""
     if prints:
