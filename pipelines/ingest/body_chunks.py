@@ -29,8 +29,10 @@ import atexit
 import json
 import multiprocessing
 import os
+import sys
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import shared_memory
 
@@ -113,47 +115,80 @@ def _render(request: dict, request_spans: dict | None, line: str) -> tuple[str, 
 def fingerprint_piece(lines: list[str] | pa.StringArray, tenant, app, cut: list[bool] | None = None) -> Piece:
     """Fingerprints of consecutive request lines (see ``Piece``); ``tenant``/``app``: the file's defaults;
     ``cut``: per line, whether to cut its body for the usage normaliser (None: every line's; a line the fast
-    lane accepted is only fingerprinted)."""
+    lane accepted is only fingerprinted). A line too deeply nested to read or render within
+    ``RECURSION_HEADROOM`` is kept whole and not fingerprinted."""
     if isinstance(lines, pa.Array):
         lines = lines.to_pylist()
     out = Piece()
     chain: dict[tuple, tuple[str, tuple[list[str], list]]] = {}  # app -> (last text, its opening hashes and states)
-    for index, line in enumerate(lines):
-        wanted = cut is None or cut[index]
-        try:
-            if wanted:  # the walk: its spans cut the body
-                parsed = fp.parse_envelope(line)
-                record, spans, request_spans = parsed if parsed is not None else (json.loads(line), {}, {})
-            else:  # read in C (orjson where it gives json's value); the tools' text, the one span wanted, is found when there are tools
-                record, spans, request_spans = fp.loads(line), None, None
-        except (ValueError, RecursionError):
-            out.cut.append(None)
-            continue  # quarantined by the SQL normalisation
-        request = record.get("request") if isinstance(record, dict) else None
-        app_key = (record.get("tenant", tenant), record.get("app", app)) if isinstance(record, dict) else None
-        if not isinstance(request, dict) or not isinstance(record.get("response"), dict) \
-                or not all(isinstance(v, (str, int, float, bool, type(None))) for v in app_key):
-            out.cut.append(None)  # kept whole: the normaliser reads it, or quarantines it (a tenant or app
-            continue  # that is an object or a list names no series to measure the divergence in)
-        out.cut.append(fp.without_request_body(line, record, spans, request_spans) if wanted else None)
-        system, tools_json, tools_sha, text = _render(request, request_spans, line)
-        previous = chain.get(app_key)
-        if previous is None:
-            offset = span = None
-            openings = fp.opening_states(text)
-            out.firsts[app_key] = (len(out.rows), text)
-        else:
-            common = fp.common_prefix_chars(previous[0], text)
-            offset, span = fp.divergence(previous[0], text, common)
-            shared = sum(1 for boundary in fp.OPENING_BOUNDARIES_CHARS if boundary <= common)
-            openings = fp.opening_states(text, shared, previous[1])
-        chain[app_key] = (text, openings)
-        hashes = openings[0]
-        out.rows.append((index, fp.family_of(hashes, text),
-                         _remembered(_system_memo, system, lambda: fp.short_sha(system)) if system else None,
-                         tools_sha, hashes, len(text), offset, span))
+    with _recursion_headroom():
+        for index, line in enumerate(lines):
+            try:
+                found = _read_and_render(line, cut is None or cut[index], tenant, app)
+            except (ValueError, RecursionError):  # not JSON, or nested past the headroom: quarantined by the SQL
+                found = None  # normalisation, or its usage read by the lane as it is
+            if found is None:
+                out.cut.append(None)  # kept whole: the normaliser reads it, or quarantines it
+                continue
+            app_key, cut_line, (system, tools_json, tools_sha, text) = found
+            out.cut.append(cut_line)
+            previous = chain.get(app_key)
+            if previous is None:
+                offset = span = None
+                openings = fp.opening_states(text)
+                out.firsts[app_key] = (len(out.rows), text)
+            else:
+                common = fp.common_prefix_chars(previous[0], text)
+                offset, span = fp.divergence(previous[0], text, common)
+                shared = sum(1 for boundary in fp.OPENING_BOUNDARIES_CHARS if boundary <= common)
+                openings = fp.opening_states(text, shared, previous[1])
+            chain[app_key] = (text, openings)
+            hashes = openings[0]
+            out.rows.append((index, fp.family_of(hashes, text),
+                             _remembered(_system_memo, system, lambda: fp.short_sha(system)) if system else None,
+                             tools_sha, hashes, len(text), offset, span))
     out.lasts = {app_key: text for app_key, (text, _) in chain.items()}
     return out
+
+
+def _read_and_render(line: str, wanted: bool, tenant, app):
+    """``(app key, the line with its body cut or None, _render's four)`` of one request line, or None when it names no
+    series (not an envelope with a request and a response, or a tenant or app that is an object or a list). ``wanted``:
+    cut the body (the walk gives the spans), else only read it. Raises ``ValueError`` (not JSON) or ``RecursionError``."""
+    if wanted:  # the walk: its spans cut the body
+        parsed = fp.parse_envelope(line)
+        record, spans, request_spans = parsed if parsed is not None else (json.loads(line), {}, {})
+    else:  # read in C (orjson where it gives json's value); the tools' text, the one span wanted, is found when there are tools
+        record, spans, request_spans = fp.loads(line), None, None
+    request = record.get("request") if isinstance(record, dict) else None
+    app_key = (record.get("tenant", tenant), record.get("app", app)) if isinstance(record, dict) else None
+    if not isinstance(request, dict) or not isinstance(record.get("response"), dict) \
+            or not all(isinstance(v, (str, int, float, bool, type(None))) for v in app_key):
+        return None
+    rendered = _render(request, request_spans, line)
+    return app_key, fp.without_request_body(line, record, spans, request_spans) if wanted else None, rendered
+
+
+# Frames above the caller's that reading and rendering one body may take. json.loads, the rendering's recursion and
+# json.dumps of the tools stop at Python's recursion limit, which counts the frames already on the stack: without a
+# headroom of its own, a line nested about 900 levels deep was fingerprinted in a worker and refused in the parent,
+# so its rows depended on where in a chunk it fell. orjson reads up to 1,024 levels, and rendering takes up to two
+# frames a level (a list's text is joined from a generator).
+RECURSION_HEADROOM = 2_600
+
+
+@contextmanager
+def _recursion_headroom():
+    """Python's recursion limit set to this frame's depth + ``RECURSION_HEADROOM`` while fingerprinting, then restored."""
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + RECURSION_HEADROOM)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 _pool: Executor | None = None

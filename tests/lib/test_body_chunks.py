@@ -1,6 +1,7 @@
 """The body path over chunks (ingest/body_chunks.py) against the plain per-record definitions."""
 
 import hashlib
+import sys
 import json
 import random
 
@@ -192,3 +193,52 @@ def test_a_pool_that_cannot_start_is_tried_once_and_the_chunks_are_done_here(mon
         rows += [(start + row[0], *row[1:]) for row in found.rows]
     assert tries == [1]
     assert rows == _expected(lines, "dt", "da")[0]
+
+
+def _deep_envelope(n: int, where: str, depth: int, digits: bool = False) -> str:
+    """An OpenAI envelope whose request nests ``depth`` levels in ``where`` (tools' parameters, or metadata), with a
+    19-digit id when ``digits`` (so the line is read by json.loads, not orjson)."""
+    nested = "[" * depth + "]" * depth
+    request = {"model": "gpt-4o", "messages": [{"role": "system", "content": "You are helpful."},
+                                                {"role": "user", "content": f"hello {n}"}]}
+    if digits:
+        request["user"] = "1234567890123456789"
+    text = json.dumps({"tenant": "t", "app": "a", "request": request,
+                       "response": {"id": f"r{n}", "usage": {"prompt_tokens": 100, "completion_tokens": 5}}})
+    member = ('"tools": [{"type": "function", "function": {"name": "f", "parameters": ' + nested + "}}]"
+              if where == "tools" else '"metadata": ' + nested)
+    return text.replace('"request": {', '"request": {' + member + ", ", 1)
+
+
+def _at_stack_depth(frames: int, work):
+    return work() if frames == 0 else _at_stack_depth(frames - 1, work)
+
+
+def test_a_deeply_nested_body_gets_the_same_fingerprint_in_any_process_at_any_stack_depth(monkeypatch):
+    """Found by a break test: json.loads, the rendering and json.dumps stop at Python's recursion limit, which counts
+    the caller's frames, so a body nested about 900 levels deep was fingerprinted in a worker and not in the parent
+    (its rows depended on its place in a chunk), and one orjson read but the rendering could not stopped the run.
+    With a headroom of its own (``RECURSION_HEADROOM``) every reader and stack gives the same rows; a body deeper
+    than any reader takes (orjson's 1,024 levels) is kept whole, unfingerprinted, and the piece goes on."""
+    lines = []
+    for n in range(24):
+        kind = n % 4
+        lines.append(_deep_envelope(n, "tools" if kind in (1, 3) else "metadata", 960 + n if kind else 3, kind == 2))
+    lines.append(_deep_envelope(99, "tools", 5000))  # beyond orjson's and json.loads' reach
+    monkeypatch.setattr(body_chunks, "_tools_memo", {})
+    limit = sys.getrecursionlimit()
+    expected = body_chunks.fingerprint_piece(lines, "dt", "da", [False] * len(lines))
+    assert [row[0] for row in expected.rows] == list(range(24))  # every line but the last one fingerprinted
+    assert expected.cut == [None] * len(lines)
+    for frames in (100, 600):  # a caller deep in its own stack (the CLI under Dagster is a few hundred frames deep)
+        assert _at_stack_depth(frames, lambda: body_chunks.fingerprint_piece(lines, "dt", "da", [False] * len(lines))
+                               ).rows == expected.rows
+    monkeypatch.setattr(body_chunks, "POOL_MIN_LINES", 1)
+    monkeypatch.setattr(body_chunks, "_cores", lambda: 2)  # the halves in two workers, at their own stack depth
+    assert body_chunks.fingerprint_lines(pa.array(lines, pa.string()), "dt", "da", {}, [False] * len(lines)).rows \
+        == expected.rows
+    # the walk (deferred lines, bodies cut) reads them alike, and cuts the ones it fingerprints
+    walked = body_chunks.fingerprint_piece(lines, "dt", "da")
+    assert [row[:6] for row in walked.rows] == [row[:6] for row in expected.rows]
+    assert sum(c is not None for c in walked.cut) == 24 and walked.cut[-1] is None
+    assert sys.getrecursionlimit() == limit  # restored after each piece
