@@ -26,13 +26,13 @@ is stored.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import multiprocessing
 import os
 import sys
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import shared_memory
 
@@ -177,7 +177,7 @@ def _read_and_render(line: str, wanted: bool, tenant, app):
 RECURSION_HEADROOM = 2_600
 
 
-@contextmanager
+@contextlib.contextmanager
 def _recursion_headroom():
     """Python's recursion limit set to this frame's depth + ``RECURSION_HEADROOM`` while fingerprinting, then restored."""
     depth, frame = 0, sys._getframe()
@@ -211,11 +211,36 @@ def _executor() -> Executor:
 
 
 def shutdown() -> None:
-    """Stop the worker processes, if any were started (idempotent; the next large chunk starts a pool again)."""
+    """Stop the worker processes, if any were started, and free the kept segments (idempotent; the next large chunk
+    starts a pool again)."""
     global _pool
     if _pool is not None:
         _pool.shutdown(wait=True, cancel_futures=True)
         _pool = None
+    while _free_segments:
+        _unlink(_free_segments.pop())
+
+
+SEGMENT_MIN_BYTES = 24 * 1024 * 1024  # a segment holds a piece of a 32 MB chunk (reused for the pieces after it)
+KEPT_SEGMENTS = 8  # free segments kept mapped for the next pieces (two chunks in flight over four cores)
+MAPPED_IN_WORKER = 8  # segments a worker keeps mapped (the parent reuses a few, so this many covers them)
+_free_segments: list[shared_memory.SharedMemory] = []  # in the parent: segments whose pieces are done
+_mapped: dict[str, shared_memory.SharedMemory] = {}  # in a worker: segments it has mapped, by name (oldest first)
+
+
+def _segment(size: int) -> shared_memory.SharedMemory:
+    """A free segment of at least ``size`` bytes: a kept one, or a new one. Reused because a new segment costs a page
+    fault per 4 KB written in the parent and read in the worker: with every piece in a fresh segment, a run of
+    500,000 logged bodies spent 17 s more system time (bench/README.md, "Reading beside the workers")."""
+    for index, segment in enumerate(_free_segments):
+        if segment.size >= size:
+            return _free_segments.pop(index)
+    return shared_memory.SharedMemory(create=True, size=max(size, SEGMENT_MIN_BYTES))
+
+
+def _unlink(segment: shared_memory.SharedMemory) -> None:
+    segment.close()
+    segment.unlink()
 
 
 class _Shared:
@@ -223,16 +248,17 @@ class _Shared:
 
     Pickled through the pool's pipe, a piece was copied four times (pickled, written, read, unpickled): about a
     tenth of a 500,000-body run's CPU (bench/README.md, "The divergence compiled"). Here the parent copies the
-    Arrow array's offsets and characters once into a shared segment and sends its name; the worker builds
-    the array over the segment and makes its strings from it. The parent unlinks the segment once the
-    piece's result is back (``release``); the pool's resource tracker removes it if the parent dies first.
+    Arrow array's offsets and characters once into a shared segment (``_segment``: one kept from earlier pieces
+    where one is free) and sends its name; the worker builds the array over the segment (kept mapped) and makes
+    its strings from it. Once the piece's result is back the parent keeps the segment for the next piece
+    (``release``), and unlinks it at ``shutdown``; the pool's resource tracker removes it if the parent dies first.
     """
 
     def __init__(self, lines: pa.StringArray):
         own = pa.concat_arrays([lines])  # offsets from 0 over characters of its own: a slice's are its parent's
         offsets, data = own.buffers()[1], own.buffers()[2]
         self.length, self.offsets_size, self.data_size = len(own), offsets.size, data.size if data else 0
-        self.memory = shared_memory.SharedMemory(create=True, size=max(self.offsets_size + self.data_size, 1))
+        self.memory = _segment(max(self.offsets_size + self.data_size, 1))
         self.memory.buf[:self.offsets_size] = memoryview(offsets).cast("B")
         if self.data_size:
             self.memory.buf[self.offsets_size:self.offsets_size + self.data_size] = memoryview(data).cast("B")
@@ -246,24 +272,28 @@ class _Shared:
         self.__dict__.update(state, memory=None)
 
     def lines(self) -> list[str]:
-        """In the worker: the piece's lines as Python strings, read from the segment (closed again here)."""
-        memory = shared_memory.SharedMemory(name=self.name)
-        try:
-            view = memory.buf
-            offsets = pa.py_buffer(view[:self.offsets_size])
-            data = pa.py_buffer(view[self.offsets_size:self.offsets_size + self.data_size])
-            array = pa.StringArray.from_buffers(self.length, offsets, data)
-            out = array.to_pylist()
-            del array, offsets, data, view  # no view may outlive the mapping
-        finally:
-            memory.close()
+        """In the worker: the piece's lines as Python strings, read from the segment (kept mapped for the next piece
+        the parent writes into it; the oldest of more than ``MAPPED_IN_WORKER`` is closed)."""
+        memory = _mapped.pop(self.name, None) or shared_memory.SharedMemory(name=self.name)
+        _mapped[self.name] = memory
+        while len(_mapped) > MAPPED_IN_WORKER:
+            _mapped.pop(next(iter(_mapped))).close()
+        view = memory.buf
+        offsets = pa.py_buffer(view[:self.offsets_size])
+        data = pa.py_buffer(view[self.offsets_size:self.offsets_size + self.data_size])
+        array = pa.StringArray.from_buffers(self.length, offsets, data)
+        out = array.to_pylist()
+        del array, offsets, data, view  # no view may outlive a mapping that is closed later
         return out
 
     def release(self) -> None:
-        """In the parent: free the segment (idempotent)."""
+        """In the parent, once no worker reads it: keep the segment for the next piece, or unlink it when
+        ``KEPT_SEGMENTS`` are kept already (idempotent)."""
         if self.memory is not None:
-            self.memory.close()
-            self.memory.unlink()
+            if len(_free_segments) < KEPT_SEGMENTS:
+                _free_segments.append(self.memory)
+            else:
+                _unlink(self.memory)
             self.memory = None
 
 
@@ -324,7 +354,12 @@ class Pending:
         return out
 
     def release(self) -> None:
-        """Free the pieces' shared segments (idempotent; ``result`` does it)."""
+        """Free the pieces' shared segments (idempotent; ``result`` does it): pieces not started are cancelled, and
+        those running waited for, since a freed segment is written again for a later piece."""
+        for future in self.pieces:
+            if isinstance(future, Future) and not future.cancel():
+                with contextlib.suppress(Exception):  # its result is not wanted: a failed piece is redone or dropped
+                    future.result()
         for piece in self.handed:
             if isinstance(piece, _Shared):
                 piece.release()
