@@ -52,7 +52,7 @@ values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=
 
 
 @needs_compiled
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(values, st.booleans(), st.booleans())
 def test_any_value_json_writes_reads_back_as_json_loads_reads_it(value, ascii_only, spaced):
     text = json.dumps(value, ensure_ascii=ascii_only, separators=(", ", ": ") if spaced else (",", ":"))
@@ -65,7 +65,7 @@ numbers = st.from_regex(r"\A-?(0|[1-9][0-9]{0,17})(\.[0-9]{1,18})?([eE][+-]?[0-9
 
 
 @needs_compiled
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(numbers)
 def test_every_written_number_reads_to_the_same_int_or_float_bits(number):
     same_as_json(number)
