@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import json
 import multiprocessing
 import os
@@ -154,11 +155,12 @@ def fingerprint_piece(lines: list[str] | pa.StringArray, tenant, app, cut: list[
 def _read_and_render(line: str, wanted: bool, tenant, app):
     """``(app key, the line with its body cut or None, _render's four)`` of one request line, or None when it names no
     series (not an envelope with a request and a response, or a tenant or app that is an object or a list). ``wanted``:
-    cut the body (the walk gives the spans), else only read it. Raises ``ValueError`` (not JSON) or ``RecursionError``."""
+    cut the body (the walk gives the spans), else only read it. Raises ``ValueError`` (not JSON) or
+    ``RecursionError``."""
     if wanted:  # the walk: its spans cut the body
         parsed = fp.parse_envelope(line)
         record, spans, request_spans = parsed if parsed is not None else (json.loads(line), {}, {})
-    else:  # read in C (orjson where it gives json's value); the tools' text, the one span wanted, is found when there are tools
+    else:  # read in C (orjson where it gives json's value); the tools' text, the one span wanted, found if any
         record, spans, request_spans = fp.loads(line), None, None
     request = record.get("request") if isinstance(record, dict) else None
     app_key = (record.get("tenant", tenant), record.get("app", app)) if isinstance(record, dict) else None
@@ -179,7 +181,8 @@ RECURSION_HEADROOM = 2_600
 
 @contextlib.contextmanager
 def _recursion_headroom():
-    """Python's recursion limit set to this frame's depth + ``RECURSION_HEADROOM`` while fingerprinting, then restored."""
+    """Python's recursion limit set to this frame's depth + ``RECURSION_HEADROOM`` while fingerprinting, then
+    restored."""
     depth, frame = 0, sys._getframe()
     while frame is not None:
         depth, frame = depth + 1, frame.f_back
@@ -228,10 +231,20 @@ _free_segments: list[shared_memory.SharedMemory] = []  # in the parent: segments
 _mapped: dict[str, shared_memory.SharedMemory] = {}  # in a worker: segments it has mapped, by name (oldest first)
 
 
+SHM_FOLDER = "/dev/shm"  # where Linux keeps the segments (a tmpfs: 64 MB in a default Docker container)
+
+
 def _segment(size: int) -> shared_memory.SharedMemory:
     """A free segment of at least ``size`` bytes: a kept one, or a new one. Reused because a new segment costs a page
     fault per 4 KB written in the parent and read in the worker: with every piece in a fresh segment, a run of
-    500,000 logged bodies spent 17 s more system time (bench/README.md, "Reading beside the workers")."""
+    500,000 logged bodies spent 17 s more system time (bench/README.md, "orjson for the lane's bodies, and reading
+    beside the workers"). Raises ``OSError`` (ENOSPC) when ``SHM_FOLDER`` has less than ``size`` bytes free: a segment
+    is sized without taking its room, and writing past a full tmpfs kills the process (SIGBUS), so the caller
+    sends the piece through the pipe instead."""
+    if os.path.isdir(SHM_FOLDER):
+        folder = os.statvfs(SHM_FOLDER)
+        if folder.f_bavail * folder.f_frsize < size:
+            raise OSError(errno.ENOSPC, f"{SHM_FOLDER} has less than {size} bytes free for a piece")
     for index, segment in enumerate(_free_segments):
         if segment.size >= size:
             return _free_segments.pop(index)
@@ -332,7 +345,8 @@ class Pending:
 
     def result(self, last_text_by_app: dict) -> Piece:
         """The chunk's ``Piece`` (``fingerprint_lines``'): divergences of each piece's first request of an app measured
-        against ``last_text_by_app`` (app -> rendered text of its previous request, updated here). Call in file order."""
+        against ``last_text_by_app`` (app -> rendered text of its previous request, updated here). Call in file
+        order."""
         global _pool, _pool_failed
         try:
             pieces = [p.result() if isinstance(p, Future) else p for p in self.pieces]
@@ -371,10 +385,10 @@ def submit_lines(lines: list[str] | pa.StringArray, tenant, app, cut: list[bool]
 
     A chunk of at least ``POOL_MIN_LINES`` goes to the worker pool, one contiguous piece per core, and this returns at
     once: the caller reads the next chunk while the workers measure this one (with this process fingerprinting a piece
-    itself, one core stood idle while it read: bench/README.md, "Reading beside the workers"). A smaller chunk, one
-    core, or a pool that failed: done here before this returns. ``cut``: as ``fingerprint_piece``'s. Lines given as an
-    Arrow array reach a worker in shared memory (``_Shared``) and become Python strings there: pickling the strings
-    cost the parent 3.9 s of 500,000 logged bodies."""
+    itself, one core stood idle while it read: bench/README.md, "orjson for the lane's bodies, and reading beside the
+    workers"). A smaller chunk, one core, or a pool that failed: done here before this returns. ``cut``: as
+    ``fingerprint_piece``'s. Lines given as an Arrow array reach a worker in shared memory (``_Shared``) and become
+    Python strings there: pickling the strings cost the parent 3.9 s of 500,000 logged bodies."""
     global _pool, _pool_failed
     pending = Pending(lines, tenant, app, cut)
     cores = _cores()
@@ -390,9 +404,7 @@ def submit_lines(lines: list[str] | pa.StringArray, tenant, app, cut: list[bool]
             pending.pieces.append(_executor().submit(work, pending.handed[-1], tenant, app, cut and cut[s:s + size]))
     except (BrokenProcessPool, OSError):  # no worker could start: the pieces here, and the later chunks too
         _pool, _pool_failed = None, True
-        for future in pending.pieces:
-            future.cancel()
-        pending.release()
+        pending.release()  # (cancels what was submitted)
         pending.pieces = pending._redo()
     return pending
 

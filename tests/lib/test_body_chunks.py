@@ -187,6 +187,28 @@ def test_pieces_reach_the_workers_through_shared_memory_or_the_pipe_when_there_i
     assert [type(m).__name__ for m in made] == ["StringArray"] * 2 and not body_chunks._pool_failed  # through the pipe
 
 
+def test_a_shared_folder_without_room_for_a_piece_sends_it_through_the_pipe(monkeypatch):
+    """A segment is sized without taking its room, and writing past a full tmpfs kills the process (SIGBUS): where
+    ``/dev/shm`` has less free than a piece needs (a default Docker container has 64 MB), the piece goes through the
+    pool's pipe, and the rows are what one pass gives."""
+    import os
+
+    if not os.path.isdir(body_chunks.SHM_FOLDER):
+        pytest.skip("no /dev/shm here: the segments live elsewhere")
+    monkeypatch.setattr(body_chunks, "POOL_MIN_LINES", 1)
+    monkeypatch.setattr(body_chunks, "_cores", lambda: 2)
+    body_chunks.shutdown()  # no segment kept from an earlier test
+    full = os.statvfs_result((4096, 4096, 16384, 0, 0, 0, 0, 0, 0, 255))  # 64 MB, none of it free
+    monkeypatch.setattr(body_chunks.os, "statvfs", lambda path: full)
+    made = []
+    real = body_chunks._handed_over
+    monkeypatch.setattr(body_chunks, "_handed_over", lambda piece: made.append(real(piece)) or made[-1])
+    lines = _lines(5, 80)
+    expected = _expected(lines, "dt", "da")[0]
+    assert body_chunks.fingerprint_lines(pa.array(lines, pa.string()), "dt", "da", {}).rows == expected
+    assert [type(m).__name__ for m in made] == ["StringArray"] * 2 and not body_chunks._pool_failed
+
+
 def test_a_pool_that_cannot_start_is_tried_once_and_the_chunks_are_done_here(monkeypatch):
     """No worker can start (e.g. a main module without the ``__name__ == "__main__"`` guard under spawn):
     the first chunk falls back to this process, later chunks do not try again (each try re-imports the

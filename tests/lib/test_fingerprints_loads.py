@@ -82,7 +82,8 @@ def test_every_written_number_reads_to_the_same_int_or_float_bits(number):
     # what orjson refuses and json.loads reads
     "NaN", "[Infinity, -Infinity]", "1e400", "-1e400", '"\\ud800"', '{"a": "x\\udfff"}', "[" * 1100 + "]" * 1100,
     # hard roundings (the smallest normal's neighbour, the largest double and past it, the smallest subnormal)
-    "2.2250738585072011e-308", "1.7976931348623157e308", "1.7976931348623159e308", "4.9e-324", "2.4703282292062328e-324",
+    "2.2250738585072011e-308", "1.7976931348623157e308", "1.7976931348623159e308", "4.9e-324",
+    "2.4703282292062328e-324",
     "0.30000000000000004", "9007199254740993", "-0.0", "1E5", "1e-400",
     # a repeated key: the last one wins in both
     '{"a": 1, "a": 2, "b": {"c": 1, "c": [2]}}',
