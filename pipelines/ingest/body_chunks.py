@@ -40,6 +40,7 @@ from multiprocessing import shared_memory
 import pyarrow as pa
 
 from pipelines.ingest import fingerprints as fp
+from pipelines.ingest.readers import lines_of_range
 
 POOL_MIN_LINES = 256  # a chunk with fewer request lines is done in this process (a piece costs a pickling round trip)
 MEMO_ENTRIES = 512  # distinct tools lists / system prompts remembered per process before starting afresh
@@ -355,17 +356,7 @@ class Pending:
             pieces = self._redo()
         finally:
             self.release()
-        out = Piece()
-        for start, piece in zip(self.starts, pieces):
-            rows = [(start + row[0], *row[1:]) for row in piece.rows]
-            for app_key, (row_no, text) in piece.firsts.items():
-                previous = last_text_by_app.get(app_key)
-                if previous is not None:
-                    rows[row_no] = (*rows[row_no][:6], *fp.divergence(previous, text))
-            last_text_by_app.update(piece.lasts)
-            out.rows += rows
-            out.cut += piece.cut
-        return out
+        return _stitched(self.starts, pieces, last_text_by_app)
 
     def release(self) -> None:
         """Free the pieces' shared segments (idempotent; ``result`` does it): pieces not started are cancelled, and
@@ -378,6 +369,81 @@ class Pending:
             if isinstance(piece, _Shared):
                 piece.release()
         self.handed = []
+
+
+def _stitched(starts: list[int], pieces: list[Piece], last_text_by_app: dict) -> Piece:
+    """One ``Piece`` of consecutive pieces (the first line of each at ``starts``), in file order: each piece's first
+    request of an app measured against ``last_text_by_app`` (app -> rendered text of its previous request, updated
+    here)."""
+    out = Piece()
+    for start, piece in zip(starts, pieces):
+        rows = [(start + row[0], *row[1:]) for row in piece.rows]
+        for app_key, (row_no, text) in piece.firsts.items():
+            previous = last_text_by_app.get(app_key)
+            if previous is not None:
+                rows[row_no] = (*rows[row_no][:6], *fp.divergence(previous, text))
+        last_text_by_app.update(piece.lasts)
+        out.rows += rows
+        out.cut += piece.cut
+    return out
+
+
+def _range_piece(path: str, start: int, end: int, first_line: int, numbers, tenant, app) -> Piece | None:
+    """``fingerprint_piece`` of the lines ``numbers`` of a byte range of a JSONL text, read here
+    (``readers.lines_of_range``; None when it gives none), as lines the fast lane accepted: only fingerprinted."""
+    lines = lines_of_range(path, start, end, first_line, numbers)
+    return None if lines is None else fingerprint_piece(lines, tenant, app, [False] * len(lines))
+
+
+class RangePending:
+    """The fingerprints of a byte range's request lines under way (``submit_range``): one piece, in a worker or done
+    here. ``result`` gives its ``Piece`` (rows numbered by position in the range's ``numbers``), or None when the range
+    must be read the other way (``readers.lines_of_range``); a piece whose worker died is done here again."""
+
+    def __init__(self, args: tuple):
+        self.args = args
+        self.piece: Piece | Future | None = None
+
+    def result(self, last_text_by_app: dict) -> Piece | None:
+        """As ``Pending.result``; call in file order. Raises ``OSError`` when the file cannot be read."""
+        global _pool, _pool_failed
+        piece = self.piece
+        if isinstance(piece, Future):
+            try:
+                piece = piece.result()
+            except BrokenProcessPool:  # a worker died, as in Pending.result: here, and the later ranges too
+                _pool, _pool_failed = None, True
+                piece = _range_piece(*self.args)
+            except OSError:  # read here again: a file that cannot be read raises its error here
+                piece = _range_piece(*self.args)
+        self.piece = None
+        return None if piece is None else _stitched([0], [piece], last_text_by_app)
+
+    def release(self) -> None:
+        """Cancel the piece if it has not started (idempotent)."""
+        if isinstance(self.piece, Future):
+            self.piece.cancel()
+        self.piece = None
+
+
+def submit_range(path, start: int, end: int, first_line: int, numbers, tenant, app) -> RangePending:
+    """Start fingerprinting the lines ``numbers`` (line numbers, ascending) of the byte range ``[start, end)`` of a plain
+    JSONL text (the file, or a gzip file's decompressed copy) whose first line is ``first_line``, in a worker that
+    reads them itself; ``RangePending.result`` gives them. For lines the fast lane accepted (only fingerprinted, never
+    cut): the parent no longer reads, splits and copies them to the worker, which cost it about as much CPU as the
+    fingerprints themselves (bench/README.md, "Workers read the lines they fingerprint"). One core, or a pool that
+    failed, or fewer than ``POOL_MIN_LINES`` lines: done here before this returns."""
+    global _pool, _pool_failed
+    pending = RangePending((str(path), start, end, first_line, numbers, tenant, app))
+    if _cores() < 2 or len(numbers) < POOL_MIN_LINES or _pool_failed:
+        pending.piece = _range_piece(*pending.args)
+        return pending
+    try:
+        pending.piece = _executor().submit(_range_piece, *pending.args)
+    except (BrokenProcessPool, OSError):
+        _pool, _pool_failed = None, True
+        pending.piece = _range_piece(*pending.args)
+    return pending
 
 
 def submit_lines(lines: list[str] | pa.StringArray, tenant, app, cut: list[bool] | None = None) -> Pending:

@@ -138,6 +138,30 @@ def read_line_ranges(path: Path, ranges: list[tuple[int, int, int]], unreadable:
                 yield table
 
 
+def lines_of_range(path: str | Path, start: int, end: int, first_line: int, numbers) -> list[str] | None:
+    """The lines numbered ``numbers`` (ascending, each in the range) of the byte range ``[start, end)`` of a plain
+    JSONL text whose first line is ``first_line``, as ``read_line_ranges`` gives them (a byte-order mark at the
+    file's start and CR endings removed), or None when the range is not all UTF-8 or holds fewer lines than
+    ``numbers`` name (then ``read_line_ranges`` reads it and reports its lines). For a worker that reads the lines
+    it fingerprints itself (``body_chunks.submit_range``): the range is decoded once and split once, where the
+    parent's reading went through five copies of it. Raises ``OSError`` when the file cannot be read."""
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        buffer = handle.read(end - start)
+    if start == 0 and buffer.startswith(b"\xef\xbb\xbf"):
+        buffer = buffer[3:]
+    try:
+        lines = buffer.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return None
+    if buffer.endswith(b"\n"):
+        lines.pop()  # what follows the last newline is no line
+    indexes = [int(number) - first_line for number in numbers]
+    if indexes and (indexes[0] < 0 or indexes[-1] >= len(lines)):
+        return None
+    return [lines[i].rstrip("\r") for i in indexes]
+
+
 def _lines(buffer: bytes, first_line: int, unreadable: list[Unreadable]) -> tuple[pa.Table, int]:
     """Split ``buffer`` (whole lines; the last may lack its newline) into a ``(source_line, line)`` table.
 

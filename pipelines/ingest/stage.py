@@ -27,6 +27,7 @@ import tempfile
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime, timedelta, timezone
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.ingest import body_chunks, cache_models, containers, formats, generations, objectstore
+from pipelines.ingest import body_chunks, cache_models, containers, fingerprints, formats, generations, objectstore
 from pipelines.lib import faults, prices
 from pipelines.ingest.discover import LogFile, duckdb_literal_path
 from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, NEWLINE, Unreadable, malformed_json_excerpt,
@@ -54,6 +55,7 @@ FIELDED = "ingest/fielded_items__create"
 VALIDATE = "ingest/validated_items__create"
 UNMAPPED = "ingest/unmapped_usage__create"
 NORMALISE = "ingest/file_rows__insert_normalised"
+COUNT_BESIDE_BYTES = 64 * 1024 * 1024  # a plain file this large is counted while the fast lane reads it (_fast_lane)
 PRINTS_ROWS = 65_536  # fingerprint rows (about 300 bytes each) gathered before one insert
 CHUNKS_IN_FLIGHT = 1  # chunks whose bodies the workers measure while the next is read (each holds its lines: 32 MB)
 PRINTS_SCHEMA = pa.schema([  # a chunk's fingerprint rows (file_fingerprints__create.sql), typed whatever values it holds
@@ -248,7 +250,7 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         """Finish a chunk's fingerprints (file order); its rows go to the normaliser and the fingerprint table by size."""
         nonlocal pending
         chunk_prints, chunk = work.finish(last_text_by_app)
-        if chunk.num_rows:
+        if chunk is not None and chunk.num_rows:
             pending.append(chunk)
         if chunk_prints is not None:
             prints.append(chunk_prints)
@@ -268,7 +270,8 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
             found = [Unreadable(0, log.error, _excerpt_of_error(log.error))]
             tables: list[pa.Table] = []
         elif segment.line_starts is not None:  # read again only the blocks that hold a line to read again
-            found, tables = _read_lines_at(log, segment.text_path or log.path, segment.line_starts, wanted_numbers)
+            found, tables = _read_lines_at(log, segment.text_path or log.path, segment.line_starts, wanted_numbers,
+                                           deferred_numbers)
         else:
             found, tables = _read_file(log, streaming=len(logs) == 1)
             if found and found[0].source_line == 0 and found[0].reason.startswith("cannot read file"):
@@ -282,6 +285,11 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
 
         try:
             for records in tables:
+                if isinstance(records, _LaneRange):  # lines the lane accepted, fingerprinted only: a worker reads them
+                    in_flight.append(_RangeWork.submit(records, log.defaults, found))
+                    while len(in_flight) > RANGES_IN_FLIGHT:
+                        collect(in_flight.popleft(), last_text_by_app)
+                    continue
                 if segment.base:
                     records = records.set_column(0, "source_line", pc.add(records["source_line"], segment.base))
                 lane_bodies = None  # lines the lane accepted that log a request body: fingerprinted, not normalised again
@@ -295,8 +303,8 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
                 if records.num_rows:
                     top = max(top, pc.max(records["source_line"]).as_py())
                 in_flight.append(_submit_chunk(containers.reshape(records, transcript), log.defaults, lane_bodies))
-                if len(in_flight) > CHUNKS_IN_FLIGHT:  # the next chunk was read while the workers measured this one
-                    collect(in_flight.popleft(), last_text_by_app)
+                while sum(isinstance(work, _ChunkWork) for work in in_flight) > CHUNKS_IN_FLIGHT:
+                    collect(in_flight.popleft(), last_text_by_app)  # the next chunk was read while the workers measured
             while in_flight:
                 collect(in_flight.popleft(), last_text_by_app)
         finally:
@@ -633,22 +641,32 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
     literal = duckdb_literal_path(read_path)
     if literal is None:
         return None
-    try:
-        trims: list[int] = []
-        lines = (count_lines(log.path, starts=line_starts, copy_to=text_path, trimmed=trims) if log.is_gzip
-                 else count_lines(log.path, starts=line_starts, trimmed=trims))
-    except (EOFError, OSError, zlib.error):  # gzip.BadGzipFile is an OSError
-        return None
-    if lines == 0:
-        return None
-    try:
-        conn.execute(statement("ingest/fast_items__read_jsonl"),
-                     {"path": literal, **{name: params[name] for name in FAST_LANE_PARAMS}})
-    except duckdb.Error as error:  # e.g. an object above DuckDB's maximum_object_size, or out of memory
-        if failures is not None:
-            failures.append(_first_line(error))
-        return None  # the general reader takes the file (same rows, many times slower)
-    if conn.execute("select count(*) from fast_items").fetchall()[0][0] != lines:
+    trims: list[int] = []
+
+    def count() -> int | None:
+        try:
+            return (count_lines(log.path, starts=line_starts, copy_to=text_path, trimmed=trims) if log.is_gzip
+                    else count_lines(log.path, starts=line_starts, trimmed=trims))
+        except (EOFError, OSError, zlib.error):  # gzip.BadGzipFile is an OSError
+            return None
+
+    # a large plain file is counted in a thread while DuckDB reads it (the count is single-threaded: a core stood
+    # idle); a gzip file's text is the copy DuckDB reads, so it is counted first, as a small file is
+    beside = not log.is_gzip and log.size_bytes >= COUNT_BESIDE_BYTES
+    with ThreadPoolExecutor(max_workers=1) as counter:
+        counting = counter.submit(count) if beside else None
+        if not beside and not (lines := count()):
+            return None
+        try:
+            conn.execute(statement("ingest/fast_items__read_jsonl"),
+                         {"path": literal, **{name: params[name] for name in FAST_LANE_PARAMS}})
+        except duckdb.Error as error:  # e.g. an object above DuckDB's maximum_object_size, or out of memory
+            if failures is not None and (not beside or counting.result()):  # (not for a file that cannot be read)
+                failures.append(_first_line(error))
+            return None  # the general reader takes the file (same rows, many times slower)
+        if beside:
+            lines = counting.result()
+    if not lines or conn.execute("select count(*) from fast_items").fetchall()[0][0] != lines:
         conn.execute(statement("ingest/fast_items__create"))  # empty again: the general normaliser takes the file
         return None
     _lane_trims(conn, trims, 1)
@@ -721,12 +739,11 @@ def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024, starts: list | 
         while size := handle.readinto(buffer):
             if copy is not None:
                 copy.write(view[:size])
-            newlines = np.frombuffer(view[:size], np.uint8) == NEWLINE
-            found = int(np.count_nonzero(newlines))
-            if trimmed is not None and (buffer.find(b"\x0b", 0, size) >= 0 or buffer.find(b"\x0c", 0, size) >= 0):
+            found, first, trims = _block_lines(buffer, size)
+            if trimmed is not None and trims:
                 trimmed.extend(count + n for n in _trimmed_lines(bytes(view[:size])))
             if starts is not None and found and offset:  # the line after this block's first newline starts here
-                starts.append((offset + int(np.argmax(newlines)) + 1, count + 2))
+                starts.append((offset + first + 1, count + 2))
             count += found
             offset += size
             last = bytes(view[size - 1:size])
@@ -735,6 +752,19 @@ def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024, starts: list | 
             starts.pop()
         starts.append((offset, None))
     return count + (last != b"\n")
+
+
+def block_lines_reference(buffer: bytearray, size: int) -> tuple[int, int, bool]:
+    """Of ``buffer``'s first ``size`` bytes: how many newlines, the offset of the first (-1: none), and whether a
+    vertical tab or form feed byte is among them (``_divergence.block_lines`` compiled, which ``count_lines`` uses
+    where the install built it: ``tests/lib/test_divergence_compiled.py`` holds the two equal)."""
+    newlines = np.frombuffer(memoryview(buffer)[:size], np.uint8) == NEWLINE
+    found = int(np.count_nonzero(newlines))
+    return found, int(np.argmax(newlines)) if found else -1, \
+        buffer.find(b"\x0b", 0, size) >= 0 or buffer.find(b"\x0c", 0, size) >= 0
+
+
+_block_lines = getattr(fingerprints.compiled, "block_lines", None) or block_lines_reference  # (a module built before it: Python)
 
 
 def _unopenable(log: LogFile) -> list[Unreadable] | None:
@@ -748,17 +778,88 @@ def _unopenable(log: LogFile) -> list[Unreadable] | None:
         return [Unreadable(0, reason, _excerpt_of_error(reason))]
 
 
-def _read_lines_at(log: LogFile, text_path: Path, starts: list[tuple[int, int]], numbers: np.ndarray
-                   ) -> tuple[list[Unreadable], Iterator[pa.Table]]:
+def _read_lines_at(log: LogFile, text_path: Path, starts: list[tuple[int, int]], numbers: np.ndarray,
+                   deferred: np.ndarray | None = None) -> tuple[list[Unreadable], Iterator[pa.Table | _LaneRange]]:
     """The record chunks of the ranges of ``starts`` (``count_lines``) of ``text_path`` (the file, or a gzip
     file's decompressed copy) that hold one of ``numbers`` (line numbers, ascending), and what could not be
-    read (as ``_read_file``)."""
+    read (as ``_read_file``). A range that holds none of ``deferred`` (the lines for the general normaliser) comes
+    as a ``_LaneRange`` of its ``numbers``, for a worker to read (``_RangeWork``)."""
     found: list[Unreadable] = []
     if (refused := _unopenable(log)) is not None:
         return refused, []
-    ranges = [(start, end, first) for (start, first), (end, following) in zip(starts, starts[1:])
-              if _any_in(numbers, first, following if following is not None else 2**62)]
-    return found, read_line_ranges(text_path, ranges, found)
+    ranges = [(start, end, first, following if following is not None else 2**62)
+              for (start, first), (end, following) in zip(starts, starts[1:])]
+
+    def chunks() -> Iterator[pa.Table | _LaneRange]:
+        for start, end, first, following in ranges:
+            low, high = np.searchsorted(numbers, [first, following]) if numbers is not None else (0, 0)
+            if numbers is not None and low == high:
+                continue
+            if deferred is not None and not _any_in(deferred, first, following):
+                yield _LaneRange(text_path, start, end, first, numbers[low:high])
+            else:
+                yield from read_line_ranges(text_path, [(start, end, first)], found)
+    return found, chunks()
+
+
+RANGES_IN_FLIGHT = 4  # byte ranges whose lines the workers read and fingerprint ahead of the one collected (16 MB each)
+
+
+@dataclass(frozen=True)
+class _LaneRange:
+    """A byte range of a JSONL text (``count_lines``' block: whole lines, the first numbered ``first``) and the numbers
+    of its lines that the fast lane accepted and that log a request body (ascending)."""
+
+    path: Path
+    start: int
+    end: int
+    first: int
+    numbers: np.ndarray
+
+
+@dataclass
+class _RangeWork:
+    """A ``_LaneRange`` whose lines a worker reads and fingerprints (``body_chunks.submit_range``). ``finish`` gives
+    their fingerprint rows (as ``_ChunkWork.finish``, with no chunk for the normaliser); a range the worker cannot
+    read as UTF-8 is read here as ``read_line_ranges`` reads it, its unreadable lines added to ``found``."""
+
+    lane_range: _LaneRange
+    defaults: dict
+    found: list[Unreadable]
+    pending: body_chunks.RangePending
+
+    @classmethod
+    def submit(cls, lane_range: _LaneRange, defaults: dict, found: list[Unreadable]) -> _RangeWork:
+        r = lane_range
+        return cls(r, defaults, found, body_chunks.submit_range(r.path, r.start, r.end, r.first, r.numbers,
+                                                                defaults.get("tenant"), defaults.get("app")))
+
+    def finish(self, last_text_by_app: dict) -> tuple[pa.Table | None, None]:
+        r, tenant, app = self.lane_range, self.defaults.get("tenant"), self.defaults.get("app")
+        numbers = r.numbers.tolist()
+        piece = self.pending.result(last_text_by_app)
+        if piece is None:
+            read = [t for t in read_line_ranges(r.path, [(r.start, r.end, r.first)], self.found)]
+            lines = pa.concat_tables(read) if read else pa.table({"source_line": pa.array([], pa.int64()),
+                                                                    "line": pa.array([], pa.string())})
+            wanted = lines.filter(pc.is_in(lines["source_line"], value_set=pa.array(numbers, pa.int64())))
+            numbers = wanted["source_line"].to_pylist()
+            piece = body_chunks.fingerprint_lines(wanted["line"].combine_chunks(), tenant, app, last_text_by_app,
+                                                  [False] * len(numbers))
+        return _prints_of(piece, numbers), None
+
+    def release(self) -> None:
+        self.pending.release()
+
+
+def _prints_of(piece: body_chunks.Piece, line_numbers: list[int]) -> pa.Table | None:
+    """The fingerprint rows (``PRINTS_SCHEMA``) of ``piece``, its line indexes turned into ``line_numbers``; None
+    when it has none."""
+    if not piece.rows:
+        return None
+    columns: dict[str, list] = {name: [row[i] for row in piece.rows] for i, name in enumerate(PRINTS_SCHEMA.names)}
+    columns["source_line"] = [line_numbers[i] for i in columns["source_line"]]
+    return pa.table(columns, schema=PRINTS_SCHEMA)
 
 
 @dataclass
@@ -784,16 +885,12 @@ class _ChunkWork:
         if self.pending is None:
             return None, self.chunk
         found, cut, lines, chunk = self.pending.result(last_text_by_app), self.cut, self.lines, self.chunk
-        columns: dict[str, list] = {name: [row[i] for row in found.rows] for i, name in enumerate(PRINTS_SCHEMA.names)}
-        columns["source_line"] = [self.line_numbers[i] for i in columns["source_line"]]
         if chunk.num_rows:
             lines_out = [c or lines[i].as_py() for i, c in enumerate(found.cut) if cut is None or cut[i]]
             mask = self.has_request.combine_chunks() if isinstance(self.has_request, pa.ChunkedArray) else self.has_request
             chunk = chunk.set_column(chunk.schema.get_field_index("line"), "line", pc.replace_with_mask(
                 chunk["line"].combine_chunks(), mask, pa.array(lines_out, chunk["line"].type)))
-        if not columns["source_line"]:
-            return None, chunk
-        return pa.table(columns, schema=PRINTS_SCHEMA), chunk
+        return _prints_of(found, self.line_numbers), chunk
 
     def release(self) -> None:
         """Free what went to the workers, for work that will not be finished (a read failed mid-file)."""

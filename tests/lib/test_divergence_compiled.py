@@ -130,3 +130,27 @@ def test_member_span_leaves_escaped_names_and_non_objects_to_the_walk():
         with pytest.raises(ValueError):
             compiled.member_span("[1, 2]", 0, "tools")
         assert compiled.member_span('{"a": "x\\\\", "tools": {"b": "}"}}', 0, "tools") == (22, 32)
+
+
+@needs_compiled
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=300), st.data())
+def test_block_lines_counts_as_numpy_does(data, draw):
+    """stage.count_lines' per-block facts (newlines, the first one's offset, a vertical tab or form feed), on any bytes
+    and any prefix of the buffer (the count reads a reused buffer, its last block only part full)."""
+    from pipelines.ingest import stage
+
+    if draw.draw(st.booleans()):  # mostly the bytes that matter
+        data = b"".join(draw.draw(st.lists(st.sampled_from([b"\n", b"\x0b", b"\x0c", b"\r", b"a", b"{"]), max_size=40)))
+    buffer = bytearray(data + b"\n\x0b")  # past the size: never counted
+    size = draw.draw(st.integers(0, len(data)))
+    assert compiled.block_lines(buffer, size) == stage.block_lines_reference(buffer, size)
+    assert compiled.block_lines(memoryview(buffer), size) == stage.block_lines_reference(buffer, size)
+
+
+@needs_compiled
+def test_block_lines_refuses_a_size_outside_its_buffer():
+    with pytest.raises(ValueError):
+        compiled.block_lines(bytearray(b"ab"), 3)
+    with pytest.raises(ValueError):
+        compiled.block_lines(bytearray(b"ab"), -1)

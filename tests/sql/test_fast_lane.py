@@ -352,6 +352,30 @@ def test_count_lines_agrees_with_python_on_a_large_random_file(tmp_path):
     assert expected > 40_000 and ingest.count_lines(path, 4096) == expected
 
 
+def test_the_lines_of_a_range_are_those_the_block_reader_gives_or_none(tmp_path):
+    """readers.lines_of_range (a worker's read of a range of lane lines) gives the lines read_line_ranges gives, byte-order
+    mark and CRs removed, whatever their characters; None where the block reader would report an unreadable line
+    or where a number lies past the range's lines (the parent then reads the range)."""
+    from pipelines.ingest import readers
+
+    texts = ['{"a": 1}', '{"b": "caf\u00e9 \u03a9 \U0001d7d8"}\r', "", '{"c": [1, 2]}\r\r', '{"d": "\u2028"}']
+    data = b"\xef\xbb\xbf" + "\n".join(texts).encode()  # no newline after the last line
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(data)
+    found: list = []
+    expected = {number: line for table in readers.read_line_ranges(path, [(0, len(data), 1)], found)
+                for number, line in zip(table["source_line"].to_pylist(), table["line"].to_pylist())}
+    assert not found and sorted(expected) == [1, 2, 4, 5]
+    assert readers.lines_of_range(path, 0, len(data), 1, [1, 2, 4, 5]) == [expected[n] for n in (1, 2, 4, 5)]
+    second = data.index(b"\n") + 1  # a range from the second line on: no byte-order mark to remove
+    assert readers.lines_of_range(path, second, len(data), 2, [4]) == [expected[4]]
+    assert readers.lines_of_range(path, second, len(data), 2, [6]) is None  # past the range's lines
+    path.write_bytes(data.replace(b"[1, 2]", b"[1, \xff]"))  # a byte that is not UTF-8
+    assert readers.lines_of_range(path, 0, len(data), 1, [1]) is None
+    list(readers.read_line_ranges(path, [(0, len(data), 1)], found))
+    assert [item.source_line for item in found] == [4]
+
+
 def test_a_deferred_line_is_read_again_from_its_block_not_the_whole_file(tmp_path, monkeypatch):
     """The lane's line count notes where each block's lines start, so the general normaliser reads again only
     the blocks that hold a deferred line (4 KB blocks here; a line longer than a block included), and the
@@ -384,6 +408,57 @@ def test_a_deferred_line_is_read_again_from_its_block_not_the_whole_file(tmp_pat
     # the blocks holding the lane's deferred lines (the three above and the records it leaves to the general
     # normaliser) are read again, the others not
     assert 3 <= len(reread) < size // 4096 and sum(end - start for start, end, _ in reread) < 0.6 * size, (reread, size)
+
+
+@pytest.mark.parametrize("pool_from", [1, 10**9])  # the ranges read by worker processes; in this process
+def test_body_lines_the_lane_accepted_are_read_by_the_workers_and_stage_as_the_parent_reads_them(tmp_path, monkeypatch,
+                                                                                                 pool_from):
+    """A block of the lane's lines that holds no deferred line goes to a worker as a byte range (``_LaneRange``): the
+    worker reads and fingerprints its body lines itself. The rows are those of the parent reading every block, and of
+    the general normaliser; a range that cannot be read there (here: every third) is read by the parent."""
+    from pipelines.ingest import body_chunks, readers
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    # clean records logging their bodies around a stretch of the mutated corpus: blocks with a deferred line, and
+    # blocks without one
+    rng = random.Random(4)
+    clean = []
+    for i in range(1000):
+        fmt, body = rng.choice(sorted(bodies(rng).items()))
+        if fmt == "bedrock_converse":
+            continue
+        record = {"ts": "2026-10-01T00:00:00Z", "tenant": f"t{i % 2}", "app": "chat", "request_id": f"c-{i}",
+                  "request": logged_request(rng, i), "response": body}
+        if i % 3 == 0:  # a line without a body among them: not read again
+            del record["request"]
+        clean.append(json.dumps(record, ensure_ascii=i % 2 == 0))
+    lines = clean[:400] + corpus(4, 300) + clean[400:]
+    (logs / "day.jsonl").write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode() + b"\r\n")
+    real_count = ingest.count_lines
+    monkeypatch.setattr(ingest, "count_lines",
+                        lambda path, block_bytes=0, starts=None, **kw: real_count(path, 16384, starts, **kw))
+    monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0)
+    monkeypatch.setattr(body_chunks, "POOL_MIN_LINES", pool_from)
+    monkeypatch.setattr(body_chunks, "_cores", lambda: 2)
+    ranges: list = []
+    submit = ingest._RangeWork.submit
+    monkeypatch.setattr(ingest._RangeWork, "submit", lambda r, *rest: ranges.append(r) or submit(r, *rest))
+    real_lines, calls = readers.lines_of_range, []
+    monkeypatch.setattr(body_chunks, "lines_of_range",  # (in this process only: the pool's workers read every range)
+                        lambda *args: None if len(calls) % 3 == 2 and not calls.append(1) else calls.append(1) or real_lines(*args))
+    usage, quarantine = assert_same(tmp_path, logs)
+    read_by_workers = staged(tmp_path, logs, True, "ranges")
+    body_chunks.shutdown()
+    real_read = ingest._read_lines_at
+    monkeypatch.setattr(ingest, "_read_lines_at", lambda log, path, starts, numbers, deferred=None:
+                        real_read(log, path, starts, numbers))  # every block read by the parent, as before ranges
+    assert staged(tmp_path, logs, True, "chunks") == read_by_workers
+    blocks = (logs / "day.jsonl").stat().st_size // 16384
+    assert blocks // 4 < len({r.start for r in ranges}) < blocks, (len(ranges), blocks)  # many ranges, not every block
+    assert sum(len(r.numbers) for r in ranges) > 150
+    assert sum(row[31] is not None for row in usage) > 300  # fingerprinted rows (opening_hashes)
+    assert pool_from == 1 or len(calls) > 30
 
 
 def test_a_gzip_file_that_defers_lines_is_decompressed_once(tmp_path, monkeypatch):
