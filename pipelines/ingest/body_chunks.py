@@ -32,6 +32,7 @@ import json
 import multiprocessing
 import os
 import sys
+from collections.abc import Iterable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from multiprocessing import shared_memory
 import pyarrow as pa
 
 from pipelines.ingest import fingerprints as fp
-from pipelines.ingest.readers import lines_of_range
+from pipelines.ingest.readers import RangeUnreadable, lines_of_range
 
 POOL_MIN_LINES = 256  # a chunk with fewer request lines is done in this process (a piece costs a pickling round trip)
 MEMO_ENTRIES = 512  # distinct tools lists / system prompts remembered per process before starting afresh
@@ -114,8 +115,9 @@ def _render(request: dict, request_spans: dict | None, line: str) -> tuple[str, 
     return system, tools_json, remembered[0][1] if remembered else None, text
 
 
-def fingerprint_piece(lines: list[str] | pa.StringArray, tenant, app, cut: list[bool] | None = None) -> Piece:
-    """Fingerprints of consecutive request lines (see ``Piece``); ``tenant``/``app``: the file's defaults;
+def fingerprint_piece(lines: Iterable[str] | pa.StringArray, tenant, app, cut: list[bool] | None = None) -> Piece:
+    """Fingerprints of consecutive request lines (see ``Piece``; ``lines`` is read once, in order, so a reader may
+    give them one at a time); ``tenant``/``app``: the file's defaults;
     ``cut``: per line, whether to cut its body for the usage normaliser (None: every line's; a line the fast
     lane accepted is only fingerprinted). A line too deeply nested to read or render within
     ``RECURSION_HEADROOM`` is kept whole and not fingerprinted."""
@@ -389,10 +391,14 @@ def _stitched(starts: list[int], pieces: list[Piece], last_text_by_app: dict) ->
 
 
 def _range_piece(path: str, start: int, end: int, first_line: int, numbers, tenant, app) -> Piece | None:
-    """``fingerprint_piece`` of the lines ``numbers`` of a byte range of a JSONL text, read here
-    (``readers.lines_of_range``; None when it gives none), as lines the fast lane accepted: only fingerprinted."""
-    lines = lines_of_range(path, start, end, first_line, numbers)
-    return None if lines is None else fingerprint_piece(lines, tenant, app, [False] * len(lines))
+    """``fingerprint_piece`` of the lines ``numbers`` of a byte range of a JSONL text, read here as they are measured
+    (``readers.lines_of_range``; None when it cannot give them all), as lines the fast lane accepted: only
+    fingerprinted."""
+    try:
+        return fingerprint_piece(lines_of_range(path, start, end, first_line, numbers), tenant, app,
+                                 [False] * len(numbers))
+    except RangeUnreadable:
+        return None
 
 
 class RangePending:

@@ -138,28 +138,53 @@ def read_line_ranges(path: Path, ranges: list[tuple[int, int, int]], unreadable:
                 yield table
 
 
-def lines_of_range(path: str | Path, start: int, end: int, first_line: int, numbers) -> list[str] | None:
+class RangeUnreadable(Exception):
+    """A range's lines cannot be given as ``read_line_ranges`` gives them (``lines_of_range``): a line that is not
+    UTF-8 (which that reader reports), or a line number past the range's lines."""
+
+
+_range_buffer = bytearray()  # this process's buffer for ranges (lines_of_range): reused, so its pages fault in once
+
+
+def lines_of_range(path: str | Path, start: int, end: int, first_line: int, numbers) -> Iterator[str]:
     """The lines numbered ``numbers`` (ascending, each in the range) of the byte range ``[start, end)`` of a plain
     JSONL text whose first line is ``first_line``, as ``read_line_ranges`` gives them (a byte-order mark at the
-    file's start and CR endings removed), or None when the range is not all UTF-8 or holds fewer lines than
-    ``numbers`` name (then ``read_line_ranges`` reads it and reports its lines). For a worker that reads the lines
-    it fingerprints itself (``body_chunks.submit_range``): the range is decoded once and split once, where the
-    parent's reading went through five copies of it. Raises ``OSError`` when the file cannot be read."""
-    with open(path, "rb") as handle:
+    file's start and CR endings removed), one at a time. For a worker that reads the lines it fingerprints itself
+    (``body_chunks.submit_range``), where the parent read, split and copied them five times over.
+
+    The range is read into one buffer this process reuses and each line decoded from it as it is wanted, so no
+    block-sized object is made: fresh 16 MB buffers cost a page fault per 4 KB, about 26 s more system time over
+    500,000 logged bodies (bench/README.md, "Workers read the lines they fingerprint"). Every line of the range is
+    decoded, wanted or not. Raises ``RangeUnreadable`` (once the lines before are given) for a line that is not
+    UTF-8 or a number past the range's lines, then the caller reads the range with ``read_line_ranges``; raises
+    ``OSError`` when the file cannot be read."""
+    global _range_buffer
+    size = end - start
+    if len(_range_buffer) < size:
+        _range_buffer = bytearray(size)
+    buffer, view = _range_buffer, memoryview(_range_buffer)
+    with open(path, "rb", buffering=0) as handle:
         handle.seek(start)
-        buffer = handle.read(end - start)
-    if start == 0 and buffer.startswith(b"\xef\xbb\xbf"):
-        buffer = buffer[3:]
-    try:
-        lines = buffer.decode("utf-8").split("\n")
-    except UnicodeDecodeError:
-        return None
-    if buffer.endswith(b"\n"):
-        lines.pop()  # what follows the last newline is no line
-    indexes = [int(number) - first_line for number in numbers]
-    if indexes and (indexes[0] < 0 or indexes[-1] >= len(lines)):
-        return None
-    return [lines[i].rstrip("\r") for i in indexes]
+        got = 0
+        while got < size and (read := handle.readinto(view[got:size])):
+            got += read
+    at = 3 if start == 0 and buffer.startswith(b"\xef\xbb\xbf") else 0
+    wanted = iter(numbers)
+    next_wanted = next(wanted, None)
+    number = first_line
+    while at < got:
+        newline = buffer.find(b"\n", at, got)
+        stop = got if newline < 0 else newline
+        try:
+            text = str(view[at:stop], "utf-8")
+        except UnicodeDecodeError as error:
+            raise RangeUnreadable(f"line {number} is not UTF-8") from error
+        if number == next_wanted:
+            yield text.rstrip("\r")
+            next_wanted = next(wanted, None)
+        at, number = stop + 1, number + 1
+    if next_wanted is not None:
+        raise RangeUnreadable(f"line {next_wanted} is past the range's lines")
 
 
 def _lines(buffer: bytes, first_line: int, unreadable: list[Unreadable]) -> tuple[pa.Table, int]:

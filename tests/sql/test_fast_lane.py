@@ -354,8 +354,8 @@ def test_count_lines_agrees_with_python_on_a_large_random_file(tmp_path):
 
 def test_the_lines_of_a_range_are_those_the_block_reader_gives_or_none(tmp_path):
     """readers.lines_of_range (a worker's read of a range of lane lines) gives the lines read_line_ranges gives, byte-order
-    mark and CRs removed, whatever their characters; None where the block reader would report an unreadable line
-    or where a number lies past the range's lines (the parent then reads the range)."""
+    mark and CRs removed, whatever their characters; it raises RangeUnreadable where the block reader would report an
+    unreadable line, wanted or not, or where a number lies past the range's lines (the parent then reads the range)."""
     from pipelines.ingest import readers
 
     texts = ['{"a": 1}', '{"b": "caf\u00e9 \u03a9 \U0001d7d8"}\r', "", '{"c": [1, 2]}\r\r', '{"d": "\u2028"}']
@@ -366,12 +366,16 @@ def test_the_lines_of_a_range_are_those_the_block_reader_gives_or_none(tmp_path)
     expected = {number: line for table in readers.read_line_ranges(path, [(0, len(data), 1)], found)
                 for number, line in zip(table["source_line"].to_pylist(), table["line"].to_pylist())}
     assert not found and sorted(expected) == [1, 2, 4, 5]
-    assert readers.lines_of_range(path, 0, len(data), 1, [1, 2, 4, 5]) == [expected[n] for n in (1, 2, 4, 5)]
+    assert list(readers.lines_of_range(path, 0, len(data), 1, [1, 2, 4, 5])) == [expected[n] for n in (1, 2, 4, 5)]
     second = data.index(b"\n") + 1  # a range from the second line on: no byte-order mark to remove
-    assert readers.lines_of_range(path, second, len(data), 2, [4]) == [expected[4]]
-    assert readers.lines_of_range(path, second, len(data), 2, [6]) is None  # past the range's lines
-    path.write_bytes(data.replace(b"[1, 2]", b"[1, \xff]"))  # a byte that is not UTF-8
-    assert readers.lines_of_range(path, 0, len(data), 1, [1]) is None
+    assert list(readers.lines_of_range(path, second, len(data), 2, [4])) == [expected[4]]
+    third = data.index(b"\n", second) + 1
+    assert list(readers.lines_of_range(path, second, third, 2, [2])) == [expected[2]]  # one line's range
+    with pytest.raises(readers.RangeUnreadable, match="line 6 is past"):
+        list(readers.lines_of_range(path, second, len(data), 2, [4, 6]))
+    path.write_bytes(data.replace(b"[1, 2]", b"[1, \xff]"))  # a byte that is not UTF-8, in a line not wanted
+    with pytest.raises(readers.RangeUnreadable, match="line 4 is not UTF-8"):
+        list(readers.lines_of_range(path, 0, len(data), 1, [1]))
     list(readers.read_line_ranges(path, [(0, len(data), 1)], found))
     assert [item.source_line for item in found] == [4]
 
@@ -445,8 +449,14 @@ def test_body_lines_the_lane_accepted_are_read_by_the_workers_and_stage_as_the_p
     submit = ingest._RangeWork.submit
     monkeypatch.setattr(ingest._RangeWork, "submit", lambda r, *rest: ranges.append(r) or submit(r, *rest))
     real_lines, calls = readers.lines_of_range, []
-    monkeypatch.setattr(body_chunks, "lines_of_range",  # (in this process only: the pool's workers read every range)
-                        lambda *args: None if len(calls) % 3 == 2 and not calls.append(1) else calls.append(1) or real_lines(*args))
+
+    def every_third_refused(*args):  # (in this process only: the pool's workers read every range)
+        calls.append(args)
+        if len(calls) % 3 == 0:
+            raise readers.RangeUnreadable("refused by the test")
+        return real_lines(*args)
+
+    monkeypatch.setattr(body_chunks, "lines_of_range", every_third_refused)
     usage, quarantine = assert_same(tmp_path, logs)
     read_by_workers = staged(tmp_path, logs, True, "ranges")
     body_chunks.shutdown()
