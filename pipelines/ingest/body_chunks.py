@@ -8,7 +8,9 @@ one, with identical results (``tests/lib/test_body_chunks.py`` compares them on 
 * one walk of each line gives the record and the spans of the request's own keys
   (``fingerprints.parse_envelope``), so cutting the body needs no second parse;
 * the tools list's canonical JSON and its hash, and the system prompt's hash, are remembered by the
-  text they come from (an app sends the same tools and system prompt request after request);
+  text they come from (an app sends the same tools and system prompt request after request); a system
+  prompt as long as its predecessor's, within the prefix the two texts share, is that one, and its hash
+  is taken without looking it up (hashing a 16 KB prompt for the lookup cost 5% of a body);
 * the opening hashes of the boundaries a request shares with its predecessor (the common prefix
   the divergence measures anyway) are that predecessor's, and the running hash goes on from there.
 
@@ -124,7 +126,8 @@ def fingerprint_piece(lines: Iterable[str] | pa.StringArray, tenant, app, cut: l
     if isinstance(lines, pa.Array):
         lines = lines.to_pylist()
     out = Piece()
-    chain: dict[tuple, tuple[str, tuple[list[str], list]]] = {}  # app -> (last text, its opening hashes and states)
+    # app -> (last text, its opening hashes and states, its system prompt's length and hash)
+    chain: dict[tuple, tuple[str, tuple[list[str], list], int, str | None]] = {}
     with _recursion_headroom():
         for index, line in enumerate(lines):
             try:
@@ -137,6 +140,7 @@ def fingerprint_piece(lines: Iterable[str] | pa.StringArray, tenant, app, cut: l
             app_key, cut_line, (system, tools_json, tools_sha, text) = found
             out.cut.append(cut_line)
             previous = chain.get(app_key)
+            system_sha = None
             if previous is None:
                 offset = span = None
                 openings = fp.opening_states(text)
@@ -146,12 +150,14 @@ def fingerprint_piece(lines: Iterable[str] | pa.StringArray, tenant, app, cut: l
                 offset, span = fp.divergence(previous[0], text, common)
                 shared = sum(1 for boundary in fp.OPENING_BOUNDARIES_CHARS if boundary <= common)
                 openings = fp.opening_states(text, shared, previous[1])
-            chain[app_key] = (text, openings)
+                if previous[2] == len(system) and common >= len(system):  # both texts open with this system prompt
+                    system_sha = previous[3]
+            if system and system_sha is None:
+                system_sha = _remembered(_system_memo, system, lambda: fp.short_sha(system))
+            chain[app_key] = (text, openings, len(system), system_sha)
             hashes = openings[0]
-            out.rows.append((index, fp.family_of(hashes, text),
-                             _remembered(_system_memo, system, lambda: fp.short_sha(system)) if system else None,
-                             tools_sha, hashes, len(text), offset, span))
-    out.lasts = {app_key: text for app_key, (text, _) in chain.items()}
+            out.rows.append((index, fp.family_of(hashes, text), system_sha, tools_sha, hashes, len(text), offset, span))
+    out.lasts = {app_key: text for app_key, (text, *_) in chain.items()}
     return out
 
 

@@ -81,6 +81,15 @@ def test_span_facts_match_str_own_character_tests(span):
     assert compiled.span_facts(span) == fingerprints.span_facts_reference(span)
 
 
+@needs_compiled
+def test_span_facts_of_each_ascii_character_and_its_neighbours_match_str_own_tests():
+    """The compiled facts look ASCII characters up in a table made at import: each of the 128, alone and beside the
+    first characters past it, gets str's answers."""
+    for code in range(128):
+        for span in (chr(code), chr(code) * 3 + "a", chr(code) + "\x80", chr(code) + "\u00e9", chr(code) + "\u0663"):
+            assert compiled.span_facts(span) == fingerprints.span_facts_reference(span), (code, span)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from(["tools", "a", "b\"", "k"]), children, max_size=4),
