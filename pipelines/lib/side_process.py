@@ -53,10 +53,41 @@ class SideProcessError(RuntimeError):
 
 # ---- the side process itself ----
 
+def defer_scipy_stats() -> None:
+    """Make ``scipy.stats`` load on first use instead of at ``import great_expectations``.
+
+    GX imports every core expectation at its own import, and three of them (the KL-divergence and the two
+    Kolmogorov-Smirnov ones) run ``from scipy import stats`` at module level: 1.5-1.8 s of a 4.8 s import on
+    this machine (``python -X importtime``; bench/README.md, "Great Expectations without scipy.stats"), for
+    expectations cachemeter never asks for. The stdlib's own recipe (``importlib.util.LazyLoader``, "Implementing
+    lazy imports" in the importlib docs) binds a module object that runs the real module on its first attribute
+    access, so an expectation that does use it still works. It is set as ``scipy``'s attribute too: ``from scipy
+    import stats`` asks ``scipy`` first, and scipy's own lazy ``__getattr__`` would reach ``importlib.import_module``,
+    which reads the module's ``__spec__`` and so runs it. Does nothing once ``scipy.stats`` is imported, or
+    without SciPy."""
+    import importlib.util
+
+    if "scipy.stats" in sys.modules:
+        return
+    try:
+        import scipy
+        spec = importlib.util.find_spec("scipy.stats")
+    except ImportError:
+        return
+    if spec is None or spec.loader is None:
+        return
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["scipy.stats"] = module
+    spec.loader.exec_module(module)
+    scipy.stats = module
+
+
 @cache
 def _batch_definition():
     """GX's whole-dataframe batch definition in an ephemeral context (imports GX: seconds)."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+    defer_scipy_stats()
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 

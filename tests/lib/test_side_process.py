@@ -1,7 +1,10 @@
 """The side process (lib/side_process.py): what it loads first, what waits for what, a report written there."""
 
+import subprocess
+import sys
 import threading
 from multiprocessing import Pipe
+from pathlib import Path
 
 import duckdb
 
@@ -47,3 +50,30 @@ def test_the_report_is_written_from_the_snapshot_by_the_side_process(tmp_path):
                                               "Cost vs no-cache cost (savings shaded)", "Lost savings by cause"]
     assert all(png.startswith(b"\x89PNG") for _, png in charts)
     assert "No data yet." in out.read_text(encoding="utf-8")
+
+
+def test_gx_imports_without_running_scipy_stats_which_still_works_when_used():
+    # GX's import runs `from scipy import stats` for three expectations cachemeter never uses (1.5-1.8 s of its
+    # import here); deferred, the module is bound but not run until an attribute is read. A new interpreter, so
+    # that nothing this test process imported before counts.
+    script = """
+import sys
+import pyarrow as pa
+from pipelines.lib import side_process
+side_process.defer_scipy_stats()
+specs = [("ExpectColumnValuesToBeInSet", {"column": "provider", "value_set": ["openai"]}),
+         ("ExpectColumnValuesToBeBetween", {"column": "tokens", "min_value": 0, "max_value": 10})]
+table = pa.table({"provider": ["openai", "azure"], "tokens": [3, 11]})
+sink = pa.BufferOutputStream()
+with pa.ipc.new_stream(sink, table.schema) as writer:
+    writer.write_table(table)
+results = side_process.validate(specs, sink.getvalue().to_pybytes())
+print([(r["success"], r["unexpected_count"], r["examples"]) for r in results])
+print("scipy.stats._stats_py" in sys.modules)
+from scipy import stats
+print(stats.norm.cdf(0.0), "scipy.stats._stats_py" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=Path(side_process.__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["[(False, 1, ['azure']), (False, 1, ['11'])]", "False", "0.5 True"]
