@@ -34,7 +34,6 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -955,9 +954,12 @@ def _describe_malformed(conn: duckdb.DuckDBPyConnection, chunk: pa.Table) -> Non
 
 def _replay_traces(conn: duckdb.DuckDBPyConnection, block_size: int, defaults: dict, segments: list[_Segment]) -> None:
     """Replay each file's block-hash trace records through its own cache model (files never share a cache)."""
-    records = pl.from_arrow(conn.sql(statement("ingest/file_rows__trace_records")).to_arrow_table())
-    if records.height == 0:
+    table = conn.sql(statement("ingest/file_rows__trace_records")).to_arrow_table()
+    if table.num_rows == 0:
         return
+    import polars as pl  # here, not at the top: a run without trace records never pays its import (0.4 s)
+
+    records = pl.from_arrow(table)
     lines, reads = [], []
     for segment in segments:
         own = records.filter((pl.col("source_line") >= segment.base) & (pl.col("source_line") < segment.base + max(segment.span, 1)))
