@@ -168,7 +168,7 @@ def lines_of_range(path: str | Path, start: int, end: int, first_line: int, numb
         got = 0
         while got < size and (read := handle.readinto(view[got:size])):
             got += read
-    at = 3 if start == 0 and buffer.startswith(b"\xef\xbb\xbf") else 0
+    at = 3 if start == 0 and got >= 3 and buffer.startswith(b"\xef\xbb\xbf") else 0  # bytes past got are stale
     wanted = iter(numbers)
     next_wanted = next(wanted, None)
     number = first_line
