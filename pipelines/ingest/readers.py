@@ -242,6 +242,11 @@ def _gunzip(path: Path) -> Iterator[bytes]:
         while raw := handle.read(READ_BYTES):
             while raw:
                 if decoder.eof:
+                    # zero bytes after a member are padding, as CPython's gzip module (_GzipReader._read_eof,
+                    # after the gzip FAQ) and GNU gzip read them, and as the fast lane (gzip.open) does
+                    raw = raw.lstrip(b"\x00")
+                    if not raw:
+                        break
                     if not raw.startswith(b"\x1f\x8b"):
                         raise StreamError("bytes after the end of the gzip stream")
                     decoder, fresh = zlib.decompressobj(wbits=31), True

@@ -23,13 +23,14 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import os
 import tempfile
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime, timedelta, timezone
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -188,6 +189,59 @@ def _refresh_identities(conn: duckdb.DuckDBPyConnection, found: list[tuple[LogFi
         conn.unregister("identity_in")
 
 
+@dataclass(frozen=True)
+class _LaneRead:
+    """The bytes the fast lane read of a file whose lines are then read again from the file itself (not from a copy
+    of ours): the file's ``device`` and ``inode`` (None: unknown), ``size`` (bytes read), and the first and last
+    ``HEAD_BYTES`` of those bytes (``_changed_since``)."""
+
+    device: int | None
+    inode: int | None
+    size: int
+    head: bytes
+    tail: bytes
+
+
+class _FileChanged(Exception):
+    """A file of the batch changed between the fast lane's read and the read of its lines again (``_changed_since``);
+    ``args[0]``: its relative name, ``args[1]``: how."""
+
+
+CHANGED_NOTE = ("changed while it was read ({how}: rotated, truncated or rewritten); read again once, by the "
+                "general reader, which reads each line once")
+
+
+def _changed_since(path: Path, read: _LaneRead) -> str | None:
+    """How the file at ``path`` differs from the bytes the lane read (``read``), or None when those bytes are still
+    its first ``read.size`` bytes as far as a cheap test tells: the same device and inode, at least that size, the
+    same first and last ``HEAD_BYTES`` of them, and, when the file has grown, a newline as their last byte (else
+    the last line read was still being written). Appending whole lines is no change: the lane's lines are still
+    where it read them. The lines of a file that changed in any other way would be read again from other bytes than
+    the lane read (bench of a deleted, truncated, copytruncate-rotated or still-written file: rows counted twice,
+    fingerprints of other records, a run that stopped on a vanished file)."""
+    try:
+        with open(path, "rb", buffering=0) as handle:
+            status = os.fstat(handle.fileno())
+            if read.inode is not None and (status.st_dev, status.st_ino) != (read.device, read.inode):
+                return "replaced by another file"
+            if status.st_size < read.size:
+                return "truncated"
+            head = os.pread(handle.fileno(), len(read.head), 0)
+            tail = os.pread(handle.fileno(), len(read.tail), read.size - len(read.tail))
+    except OSError as exc:
+        return f"no longer readable: {exc.strerror or exc}"
+    if head != read.head or tail != read.tail:
+        return "rewritten"
+    if status.st_size > read.size and not read.tail.endswith(b"\n"):
+        return "its last line was still being written"
+    return None
+
+
+def _lane_read_of(log: LogFile, raw: bytes) -> _LaneRead:
+    """The ``_LaneRead`` of a file the lane read whole into ``raw`` (its bytes as stored, compressed or not)."""
+    return _LaneRead(log.device, log.inode, len(raw), raw[:HEAD_BYTES], raw[-HEAD_BYTES:] if raw else b"")
+
+
 @dataclass
 class _Segment:
     """One file of a batch: its records are numbered ``base + line`` (``base <= number < base + span``)."""
@@ -200,6 +254,7 @@ class _Segment:
     note: str | None = None  # the fast reader failed on the file (FileResult.note)
     line_starts: list[tuple[int, int]] | None = None  # (byte offset, line number) where a block's lines start (the lane's count)
     text_path: Path | None = None  # where those offsets are: the file, or a gzip file's text decompressed once (_fast_lane)
+    lane_read: _LaneRead | None = None  # what the lane read, when its lines are read again from the file (_changed_since)
 
 
 def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: generations.Plan, earliest: date,
@@ -224,9 +279,16 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
     conn.execute(statement("ingest/fast_items__create"))
     conn.execute(statement("ingest/file_fingerprints__create"))
     segments = [_Segment(log, error=log.error) for log in logs]
-    with tempfile.TemporaryDirectory(prefix="cachemeter-stage-") as scratch:  # a gzip file's text, read by the lane
-        lane_offset, again = _batch_lane(conn, segments, params, plan.heads, Path(scratch)) if fast_lane else (0, None)
-        return _stage_segments(conn, logs, segments, plan, params, defaults, lane_offset, again)
+    try:
+        with tempfile.TemporaryDirectory(prefix="cachemeter-stage-") as scratch:  # a gzip file's text, read by the lane
+            lane_offset, again = _batch_lane(conn, segments, params, plan.heads, Path(scratch)) if fast_lane else (0, None)
+            return _stage_segments(conn, logs, segments, plan, params, defaults, lane_offset, again)
+    except _FileChanged as changed:  # nothing of the batch is published yet: read it again, each line once
+        name, how = changed.args
+        for log in logs:
+            plan.heads.pop(log.relative, None)  # the head read before the change is not the file's
+        results = _stage_batch(conn, logs, plan, earliest, latest, fast_lane=False)
+        return [replace(r, note=CHANGED_NOTE.format(how=how)) if r.source_file == name else r for r in results]
 
 
 def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segments: list[_Segment], plan: generations.Plan,
@@ -244,6 +306,7 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
     prints: list[pa.Table] = []  # fingerprint rows not yet inserted (_insert_fingerprints)
     unreadable_rows: list[Unreadable] = []
     replays: list[_Segment] = []
+    read_again: list[_Segment] = []  # the lane's segments whose lines were read again from their files
 
     def collect(work: _ChunkWork, last_text_by_app: dict) -> None:
         """Finish a chunk's fingerprints (file order); its rows go to the normaliser and the fingerprint table by size."""
@@ -277,6 +340,8 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
                 segment.error = found[0].reason
         if not segment.in_lane:
             segment.base = next_base
+        elif segment.lane_read is not None:
+            read_again.append(segment)
         last_text_by_app: dict[tuple, str] = {}
         transcript: dict = {}  # a session transcript's running state across chunks (containers.reshape)
         top = segment.base
@@ -306,6 +371,10 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
                     collect(in_flight.popleft(), last_text_by_app)  # the next chunk was read while the workers measured
             while in_flight:
                 collect(in_flight.popleft(), last_text_by_app)
+        except OSError as exc:  # (a worker's read raises it here again)
+            if segment.lane_read is None:
+                raise
+            raise _FileChanged(log.relative, f"no longer readable: {exc.strerror or exc}") from exc
         finally:
             for work in in_flight:  # a read failed mid-file: what went to the workers is freed
                 work.release()
@@ -316,6 +385,9 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
             segment.span = top - segment.base + 1
             next_base = segment.base + segment.span
         replays.append(segment)
+    for segment in read_again:  # from the bytes the lane read, or the batch is read again (_stage_batch)
+        if how := _changed_since(segment.log.path, segment.lane_read):
+            raise _FileChanged(segment.log.relative, how)
     _normalise(conn, pending, params)
     _insert_fingerprints(conn, prints)
     if unreadable_rows:
@@ -543,12 +615,15 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
         starts: list = []
         text_path = scratch / "text.jsonl" if segment.log.is_gzip else None
         failures: list[str] = []
-        again = _fast_lane(conn, segment.log, params, starts, text_path, failures)
+        edges: list[bytes] = []
+        again = _fast_lane(conn, segment.log, params, starts, text_path, failures, edges)
         segment.note = _lane_note(failures)
         if again is None:
             return 0, None
         segment.in_lane, segment.base, segment.span = True, 0, 2**62
         segment.line_starts, segment.text_path = starts or None, text_path
+        if text_path is None and starts and edges:  # a gzip file's lines are read again from its copy, which is ours
+            segment.lane_read = _LaneRead(segment.log.device, segment.log.inode, starts[-1][0], *edges)
         return 1, again
     parts: list[bytes] = []
     lines = 0
@@ -559,10 +634,10 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
         if log.error or not log.is_jsonl:
             continue
         try:
-            data = heads.get(log.relative)
+            data = raw = heads.get(log.relative)
             if data is None or len(data) != log.size_bytes or log.is_gzip:  # not read whole by generations.plan
                 with open(log.path, "rb") as handle:
-                    data = handle.read()
+                    data = raw = handle.read()
                 if log.is_gzip:
                     data = gzip.decompress(data)
                 heads[log.relative] = data[:HEAD_BYTES]
@@ -580,6 +655,7 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
             parts.extend(piece + b"\n" if piece.strip() else b"{}\n" for piece in pieces)
             count = len(pieces)
         segment.in_lane, segment.base, segment.span = True, lines, count + 1
+        segment.lane_read = _lane_read_of(log, raw)  # its lines are read again from the file (_read_file)
         trims += [lines + n for n in _trimmed_lines(data)]
         lines += count + 1
         lane.append(segment)
@@ -609,7 +685,7 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
 
 def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
                line_starts: list | None = None, text_path: Path | None = None,
-               failures: list[str] | None = None) -> pa.Table | None:
+               failures: list[str] | None = None, edges: list | None = None) -> pa.Table | None:
     """Normalise a plain JSONL file's common records with DuckDB's parallel reader; returns the lines to read
     again (``_lane_reads``: the deferred ones and those logging a request body).
 
@@ -623,7 +699,8 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
     numbers only non-blank lines, so its row positions would not be line numbers), or a file DuckDB's
     reader fails on as a whole (then its first line is appended to ``failures``, when given, for the file's
     ``FileResult.note``). ``line_starts`` (when given) is filled with where its blocks' lines start
-    (``count_lines``), so the deferred lines are read again block by block, not whole.
+    (``count_lines``), so the deferred lines are read again block by block, not whole; ``edges`` (when given) with
+    the first and last ``HEAD_BYTES`` of the bytes counted (``count_lines``).
 
     A gzip file is decompressed once: its text is written to ``text_path`` while its lines are counted, and
     DuckDB and the block re-read read that copy (``line_starts`` are its offsets), so the compressed file is
@@ -644,8 +721,8 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
 
     def count() -> int | None:
         try:
-            return (count_lines(log.path, starts=line_starts, copy_to=text_path, trimmed=trims) if log.is_gzip
-                    else count_lines(log.path, starts=line_starts, trimmed=trims))
+            return (count_lines(log.path, starts=line_starts, copy_to=text_path, trimmed=trims, edges=edges)
+                    if log.is_gzip else count_lines(log.path, starts=line_starts, trimmed=trims, edges=edges))
         except (EOFError, OSError, zlib.error):  # gzip.BadGzipFile is an OSError
             return None
 
@@ -712,7 +789,7 @@ def _lane_note(failures: list[str]) -> str | None:
 
 
 def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024, starts: list | None = None,
-                copy_to: Path | None = None, trimmed: list | None = None) -> int:
+                copy_to: Path | None = None, trimmed: list | None = None, edges: list | None = None) -> int:
     """Lines in a file (of its decompressed text for ``*.gz``): newlines, plus one for a last line
     without its newline (0 for an empty file).
 
@@ -721,7 +798,9 @@ def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024, starts: list | 
     lines, so a line can be read again by reading its range only (``readers.read_line_ranges``); offsets are
     of the text (decompressed for ``*.gz``). ``copy_to``, when given, receives the text as it is counted (a
     gzip file's decompressed copy, which those offsets then address). ``trimmed``, when given, is filled with the
-    numbers of the lines that hold a vertical tab or form feed byte (``_lane_trims``).
+    numbers of the lines that hold a vertical tab or form feed byte (``_lane_trims``). ``edges``, when given, is
+    filled with the first and the last ``HEAD_BYTES`` of the text counted (``_LaneRead``: whether the file still
+    holds them when its lines are read again).
 
     Blocks are read into one reused buffer and their newlines counted with NumPy's vectorised compare
     (0.9 s for a 1.9 GB file here, against 1.9 s for ``bytes.count`` over fresh blocks). Raises
@@ -729,6 +808,7 @@ def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024, starts: list | 
     for a damaged one.
     """
     count, last, offset = 0, b"\n", 0
+    head, tail = b"", b""
     buffer = bytearray(block_bytes)
     view = memoryview(buffer)
     if starts is not None:
@@ -744,12 +824,17 @@ def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024, starts: list | 
             if starts is not None and found and offset:  # the line after this block's first newline starts here
                 starts.append((offset + first + 1, count + 2))
             count += found
+            if edges is not None:
+                head = head or bytes(view[:min(size, HEAD_BYTES)])
+                tail = (tail + bytes(view[max(0, size - HEAD_BYTES):size]))[-HEAD_BYTES:]
             offset += size
             last = bytes(view[size - 1:size])
     if starts is not None:
         while starts and starts[-1][0] >= offset:  # a start at the very end (after a final newline) starts no line
             starts.pop()
         starts.append((offset, None))
+    if edges is not None:
+        edges[:] = [head, tail]
     return count + (last != b"\n")
 
 

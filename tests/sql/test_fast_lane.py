@@ -609,3 +609,103 @@ def test_a_vertical_tab_or_form_feed_around_a_record_is_malformed_in_both_normal
         assert {("f00.jsonl", 1), ("f01.jsonl", 1), ("f02.jsonl", 1)} <= malformed
     else:
         assert {(name, n) for name in ("odd.jsonl", "odd.jsonl.gz") for n in (1, 2, 3)} <= malformed
+
+
+def _body_records(count: int, first: int = 0) -> list[str]:
+    """Clean fast-lane records that log their request body (read again for their fingerprints)."""
+    rng = random.Random(first + 5)
+    out = []
+    for i in range(first, first + count):
+        fmt, body = rng.choice(sorted((k, v) for k, v in bodies(rng).items() if k != "bedrock_converse"))
+        out.append(json.dumps({"ts": "2026-10-01T00:00:00Z", "tenant": "t", "app": "chat", "request_id": f"c-{i}",
+                               "request": logged_request(rng, i), "response": body}))
+    return out
+
+
+@pytest.mark.parametrize("batch", [False, True])  # a file staged alone (read again by blocks); small files together
+@pytest.mark.parametrize("change", ["deleted", "renamed", "truncated", "copytruncate", "last line finished"])
+def test_a_file_that_changes_between_the_lanes_read_and_the_read_again_is_read_once_by_the_general_reader(
+        tmp_path, monkeypatch, change, batch):
+    """Log rotation and writers change files while a run reads them. The lane reads a file, then its body lines are
+    read again by byte offset for their fingerprints: from other bytes, if the file changed in between (rows counted
+    twice, fingerprints of other records, or a run stopped by a vanished file). Such a change is found before the
+    batch is published, and the batch is read again by the general reader (each line read once): the file's rows are
+    then those of its bytes now, its rows in = accepted + quarantined, and the other files are unharmed."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    day = logs / "day.jsonl"
+    lines = _body_records(40)
+    data = "\n".join(lines).encode()
+    if change == "last line finished":
+        data, rest = data[:-30], data[-30:] + b"\n"  # still being written when counted: finished before DuckDB reads it
+    else:
+        data += b"\n"
+    day.write_bytes(data)
+    (logs / "other.jsonl").write_text("\n".join(_body_records(5, 100)) + "\n")
+    monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 1 << 30 if batch else 0)
+    new_content = ("\n".join(_body_records(45, 200)) + "\n").encode()  # copytruncate: other records, longer
+
+    def mutate():
+        if change == "deleted":
+            day.unlink()
+        elif change == "renamed":
+            day.rename(logs.parent / "day.jsonl.1")
+        elif change == "truncated":
+            with open(day, "r+b") as handle:
+                handle.truncate(len(data) // 2)
+        elif change == "copytruncate":
+            with open(day, "r+b") as handle:
+                handle.truncate(0)
+                handle.write(new_content)
+
+    if change == "last line finished":
+        real_count = ingest.count_lines
+
+        def count_then_finish(path, *args, **kwargs):
+            counted = real_count(path, *args, **kwargs)
+            if Path(path).name == "day.jsonl" and day.read_bytes() == data:
+                with open(day, "ab") as handle:
+                    handle.write(rest)
+            return counted
+
+        monkeypatch.setattr(ingest, "count_lines", count_then_finish)
+        if batch:  # small files: the lane reads them whole into its batch, the write lands just after
+            real_lane = ingest._batch_lane
+
+            def lane_then_finish(*args):
+                out = real_lane(*args)
+                if day.read_bytes() == data:
+                    with open(day, "ab") as handle:
+                        handle.write(rest)
+                return out
+
+            monkeypatch.setattr(ingest, "_batch_lane", lane_then_finish)
+    else:
+        reader = "_read_file" if batch else "_read_lines_at"
+        real_reader, mutated = getattr(ingest, reader), []
+
+        def read_after_a_change(log, *args, **kwargs):
+            if log.relative == "day.jsonl" and not mutated:
+                mutated.append(mutate())
+            return real_reader(log, *args, **kwargs)
+
+        monkeypatch.setattr(ingest, reader, read_after_a_change)
+    results, usage, quarantine = staged(tmp_path, logs, True, "changed")
+    monkeypatch.undo()
+    by_file = {r[0]: r[1:] for r in results}
+    assert by_file["other.jsonl"] == (5, 5, 0)
+    assert all(rows_in == accepted + quarantined for rows_in, accepted, quarantined in by_file.values())
+    assert len({(row[19], row[20], row[21]) for row in usage}) == len(usage)  # no line staged twice (file, line, item)
+    if change in ("deleted", "renamed"):
+        assert by_file["day.jsonl"] == (1, 0, 1) and not [row for row in usage if row[19] == "day.jsonl"]
+        return
+    truth = tmp_path / "truth"
+    truth.mkdir()
+    shutil.copy(day, truth / "day.jsonl")
+    shutil.copy(logs / "other.jsonl", truth / "other.jsonl")
+    expected = staged(tmp_path, truth, False, "truth")  # the file as it is now, each line read once
+    assert (results, usage, quarantine) == expected
+    expected_rows = {"truncated": None, "copytruncate": 45, "last line finished": 40}[change]
+    if expected_rows:
+        assert by_file["day.jsonl"][0] == expected_rows
+    assert sum(row[31] is not None for row in usage if row[19] == "day.jsonl") >= (expected_rows or 1) - 1  # fingerprinted

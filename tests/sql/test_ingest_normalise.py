@@ -442,3 +442,18 @@ def test_a_span_whose_cache_counts_exceed_its_input_is_quarantined_with_that_rea
     conn, results = stage(tmp_path, tmp_path / "logs")
     assert (results[0].rows_in, results[0].rows_quarantined) == (1, 1)
     assert rows(conn, "select reason from core.quarantine")[0][0].startswith("cache tokens exceed prompt: cache read 9800")
+
+
+@pytest.mark.parametrize("fast_lane", [True, False])
+def test_zero_bytes_after_a_gzip_stream_are_padding_for_either_reader(tmp_path, fast_lane):
+    # GNU gzip and CPython's gzip module (gzip._GzipReader._read_eof, after the gzip FAQ) skip zero bytes after a
+    # member: the fast lane (gzip.open) took a padded file whole while the general reader quarantined "bytes after
+    # the end of the gzip stream", so the file's rows depended on which reader took it
+    lines = [json.dumps({**GOOD, "request_id": f"r{i}"}) for i in range(60)]
+    data = gz_bytes(lines[:40]) + b"\x00" * 700 + gz_bytes(lines[40:]) + b"\x00" * 5000  # a member after padding too
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "z.jsonl.gz").write_bytes(data)
+    conn = warehouse.connect(tmp_path / "w.duckdb")
+    result = ingest.stage_logs(conn, tmp_path / "logs", fast_lane=fast_lane)[0]
+    assert (result.rows_in, result.rows_accepted, result.rows_quarantined) == (60, 60, 0)
+    assert rows(conn, "select count(distinct request_id) from core.usage") == [(60,)]
