@@ -217,7 +217,7 @@ def _changed_since(path: Path, read: _LaneRead) -> str | None:
     same first and last ``HEAD_BYTES`` of them, and, when the file has grown, a newline as their last byte (else
     the last line read was still being written). Appending whole lines is no change: the lane's lines are still
     where it read them. The lines of a file that changed in any other way would be read again from other bytes than
-    the lane read (bench of a deleted, truncated, copytruncate-rotated or still-written file: rows counted twice,
+    the lane read (a break test of a deleted, truncated, copytruncate-rotated or still-written file: rows counted twice,
     fingerprints of other records, a run that stopped on a vanished file)."""
     try:
         with open(path, "rb", buffering=0) as handle:
