@@ -238,14 +238,19 @@ def _gunzip(path: Path) -> Iterator[bytes]:
     """
     decoder = zlib.decompressobj(wbits=31)
     fresh = True  # no bytes of the current member consumed yet
+    carry = b""  # a next member's first byte, the last of a read: its magic is the first two bytes of the next
     with open(path, "rb") as handle:
         while raw := handle.read(READ_BYTES):
+            raw, carry = carry + raw, b""
             while raw:
                 if decoder.eof:
                     # zero bytes after a member are padding, as CPython's gzip module (_GzipReader._read_eof,
                     # after the gzip FAQ) and GNU gzip read them, and as the fast lane (gzip.open) does
                     raw = raw.lstrip(b"\x00")
                     if not raw:
+                        break
+                    if len(raw) == 1:
+                        carry = raw
                         break
                     if not raw.startswith(b"\x1f\x8b"):
                         raise StreamError("bytes after the end of the gzip stream")
@@ -258,6 +263,8 @@ def _gunzip(path: Path) -> Iterator[bytes]:
                 if out:
                     yield out
                 raw = decoder.unused_data if decoder.eof else b""
+    if carry:
+        raise StreamError("bytes after the end of the gzip stream")
     if not decoder.eof and not fresh:
         if tail := decoder.flush():
             yield tail

@@ -200,6 +200,7 @@ class _LaneRead:
     size: int
     head: bytes
     tail: bytes
+    whole: bool = False  # read again whole (``_read_file``, a small file of a batch): then any growth is a change
 
 
 class _FileChanged(Exception):
@@ -207,6 +208,7 @@ class _FileChanged(Exception):
     ``args[0]``: its relative name, ``args[1]``: how."""
 
 
+GONE_NOTE = "renamed or deleted while it was read: {kept}; a renamed file is staged under its new name by the next run"
 CHANGED_NOTE = ("changed while it was read ({how}: rotated, truncated or rewritten); read again once, by the "
                 "general reader, which reads each line once")
 
@@ -226,6 +228,8 @@ def _changed_since(path: Path, read: _LaneRead) -> str | None:
                 return "replaced by another file"
             if status.st_size < read.size:
                 return "truncated"
+            if read.whole and status.st_size > read.size:  # its new lines would be read as the next file's
+                return "grew"
             head = os.pread(handle.fileno(), len(read.head), 0)
             tail = os.pread(handle.fileno(), len(read.tail), read.size - len(read.tail))
     except OSError as exc:
@@ -237,9 +241,22 @@ def _changed_since(path: Path, read: _LaneRead) -> str | None:
     return None
 
 
-def _lane_read_of(log: LogFile, raw: bytes) -> _LaneRead:
-    """The ``_LaneRead`` of a file the lane read whole into ``raw`` (its bytes as stored, compressed or not)."""
-    return _LaneRead(log.device, log.inode, len(raw), raw[:HEAD_BYTES], raw[-HEAD_BYTES:] if raw else b"")
+def _lane_read_of(log: LogFile, raw: bytes) -> _LaneRead | None:
+    """The ``_LaneRead`` of a file the lane read whole into ``raw`` (its bytes as stored, compressed or not); None for
+    a file that is not the one found (``_found_here``)."""
+    if not _found_here(log):
+        return None
+    return _LaneRead(log.device, log.inode, len(raw), raw[:HEAD_BYTES], raw[-HEAD_BYTES:] if raw else b"", True)
+
+
+def _found_here(log: LogFile) -> bool:
+    """Whether ``log.path`` is the file that was found, by device and inode: not so for an object store's object,
+    whose local copy is this run's own (and cannot change), nor for a file replaced since it was found."""
+    try:
+        status = os.stat(log.path)
+    except OSError:
+        return False
+    return (status.st_dev, status.st_ino) == (log.device, log.inode)
 
 
 @dataclass
@@ -284,11 +301,31 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
             lane_offset, again = _batch_lane(conn, segments, params, plan.heads, Path(scratch)) if fast_lane else (0, None)
             return _stage_segments(conn, logs, segments, plan, params, defaults, lane_offset, again)
     except _FileChanged as changed:  # nothing of the batch is published yet: read it again, each line once
-        name, how = changed.args
-        for log in logs:
-            plan.heads.pop(log.relative, None)  # the head read before the change is not the file's
-        results = _stage_batch(conn, logs, plan, earliest, latest, fast_lane=False)
-        return [replace(r, note=CHANGED_NOTE.format(how=how)) if r.source_file == name else r for r in results]
+        return _stage_changed_batch(conn, logs, plan, earliest, latest, *changed.args)
+
+
+def _stage_changed_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: generations.Plan, earliest: date,
+                         latest: datetime | None, name: str, how: str) -> list[FileResult]:
+    """``_stage_batch`` again, by the general reader, of a batch whose file ``name`` changed while it was read
+    (``how``): each file as it is now (its status taken again, so the next run compares the file with what was
+    staged), but a file gone meanwhile, which keeps what an earlier run staged of it (as a file deleted between
+    runs does), or is left for the run that finds it under its new name."""
+    now: list[LogFile] = []
+    gone: list[FileResult] = []
+    for log in logs:
+        plan.heads.pop(log.relative, None)  # the head read before the change is not the file's
+        try:
+            status = os.stat(log.path)
+        except OSError:
+            before = conn.execute("select rows_in, rows_accepted, rows_quarantined from stage.files "
+                                  "where source_file = $name", {"name": log.relative}).fetchall()
+            gone.append(FileResult(log.relative, *(before[0] if before else (0, 0, 0)), skipped=True,
+                                   note=GONE_NOTE.format(kept="its earlier rows are kept" if before else "nothing staged")))
+            continue
+        same_file = (status.st_dev, status.st_ino) == (log.device, log.inode)  # (not an object's copy, nor replaced)
+        now.append(replace(log, size_bytes=status.st_size, mtime_ns=status.st_mtime_ns) if same_file else log)
+    results = _stage_batch(conn, now, plan, earliest, latest, fast_lane=False) if now else []
+    return [replace(r, note=CHANGED_NOTE.format(how=how)) if r.source_file == name else r for r in results] + gone
 
 
 def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segments: list[_Segment], plan: generations.Plan,
@@ -622,7 +659,7 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
             return 0, None
         segment.in_lane, segment.base, segment.span = True, 0, 2**62
         segment.line_starts, segment.text_path = starts or None, text_path
-        if text_path is None and starts and edges:  # a gzip file's lines are read again from its copy, which is ours
+        if text_path is None and starts and edges and _found_here(segment.log):  # (a gzip file's from our copy)
             segment.lane_read = _LaneRead(segment.log.device, segment.log.inode, starts[-1][0], *edges)
         return 1, again
     parts: list[bytes] = []

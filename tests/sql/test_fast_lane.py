@@ -623,7 +623,7 @@ def _body_records(count: int, first: int = 0) -> list[str]:
 
 
 @pytest.mark.parametrize("batch", [False, True])  # a file staged alone (read again by blocks); small files together
-@pytest.mark.parametrize("change", ["deleted", "renamed", "truncated", "copytruncate", "last line finished"])
+@pytest.mark.parametrize("change", ["deleted", "renamed", "truncated", "copytruncate", "last line finished", "appended"])
 def test_a_file_that_changes_between_the_lanes_read_and_the_read_again_is_read_once_by_the_general_reader(
         tmp_path, monkeypatch, change, batch):
     """Log rotation and writers change files while a run reads them. The lane reads a file, then its body lines are
@@ -657,6 +657,9 @@ def test_a_file_that_changes_between_the_lanes_read_and_the_read_again_is_read_o
             with open(day, "r+b") as handle:
                 handle.truncate(0)
                 handle.write(new_content)
+        elif change == "appended":  # whole lines: no change for a file read again by blocks; read whole, they are
+            with open(day, "ab") as handle:
+                handle.write(("\n".join(_body_records(3, 300)) + "\n").encode())
 
     if change == "last line finished":
         real_count = ingest.count_lines
@@ -693,11 +696,16 @@ def test_a_file_that_changes_between_the_lanes_read_and_the_read_again_is_read_o
     results, usage, quarantine = staged(tmp_path, logs, True, "changed")
     monkeypatch.undo()
     by_file = {r[0]: r[1:] for r in results}
+    if change == "appended" and not batch:  # the lane's 40 lines, as they were read; the next run takes the rest
+        rows_in, accepted, quarantined = by_file["day.jsonl"]
+        assert rows_in == 40 == accepted + quarantined and len(usage) == accepted + 5
+        return
     assert by_file["other.jsonl"] == (5, 5, 0)
     assert all(rows_in == accepted + quarantined for rows_in, accepted, quarantined in by_file.values())
     assert len({(row[19], row[20], row[21]) for row in usage}) == len(usage)  # no line staged twice (file, line, item)
     if change in ("deleted", "renamed"):
-        assert by_file["day.jsonl"] == (1, 0, 1) and not [row for row in usage if row[19] == "day.jsonl"]
+        # a new file gone: nothing staged of it (renamed, the next run stages it under its new name)
+        assert by_file["day.jsonl"] == (0, 0, 0) and not [row for row in usage if row[19] == "day.jsonl"]
         return
     truth = tmp_path / "truth"
     truth.mkdir()
@@ -705,7 +713,30 @@ def test_a_file_that_changes_between_the_lanes_read_and_the_read_again_is_read_o
     shutil.copy(logs / "other.jsonl", truth / "other.jsonl")
     expected = staged(tmp_path, truth, False, "truth")  # the file as it is now, each line read once
     assert (results, usage, quarantine) == expected
-    expected_rows = {"truncated": None, "copytruncate": 45, "last line finished": 40}[change]
+    # the next run finds the file as this one staged it (its status taken again after the change): nothing to do
+    assert staged(tmp_path, logs, True, "changed") == expected
+    expected_rows = {"truncated": None, "copytruncate": 45, "last line finished": 40, "appended": 43}[change]
     if expected_rows:
         assert by_file["day.jsonl"][0] == expected_rows
     assert sum(row[31] is not None for row in usage if row[19] == "day.jsonl") >= (expected_rows or 1) - 1  # fingerprinted
+
+
+def test_a_file_staged_before_that_vanishes_while_it_is_read_again_keeps_its_rows(tmp_path, monkeypatch):
+    """A file deleted (or renamed away) between the lane's read and the read again keeps what an earlier run staged
+    of it, as a file deleted between runs does, and the rest of the run goes on."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    day = logs / "day.jsonl"
+    day.write_text("\n".join(_body_records(12)) + "\n")
+    first = staged(tmp_path, logs, True, "w")
+    with open(day, "a") as handle:  # changed since: staged again by the next run, and gone while that run reads it
+        handle.write("\n".join(_body_records(2, 50)) + "\n")
+    (logs / "other.jsonl").write_text("\n".join(_body_records(5, 100)) + "\n")
+    monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 0)
+    real_read = ingest._read_lines_at
+    monkeypatch.setattr(ingest, "_read_lines_at", lambda log, *args: (
+        day.unlink() if log.relative == "day.jsonl" and day.exists() else None, real_read(log, *args))[1])
+    results, usage, _ = staged(tmp_path, logs, True, "w")
+    assert first[0] == [("day.jsonl", 12, 12, 0)]
+    assert results == [("day.jsonl", 12, 12, 0), ("other.jsonl", 5, 5, 0)]
+    assert sorted({row[0] for row in usage if row[19] == "day.jsonl"}) == sorted(row[0] for row in first[1])

@@ -445,12 +445,19 @@ def test_a_span_whose_cache_counts_exceed_its_input_is_quarantined_with_that_rea
 
 
 @pytest.mark.parametrize("fast_lane", [True, False])
-def test_zero_bytes_after_a_gzip_stream_are_padding_for_either_reader(tmp_path, fast_lane):
+@pytest.mark.parametrize("layout", ["padded", "a member's magic across two reads"])
+def test_zero_bytes_after_a_gzip_stream_are_padding_for_either_reader(tmp_path, fast_lane, layout):
     # GNU gzip and CPython's gzip module (gzip._GzipReader._read_eof, after the gzip FAQ) skip zero bytes after a
     # member: the fast lane (gzip.open) took a padded file whole while the general reader quarantined "bytes after
-    # the end of the gzip stream", so the file's rows depended on which reader took it
+    # the end of the gzip stream", so the file's rows depended on which reader took it; so did a next member whose
+    # two magic bytes fell on either side of one of the general reader's reads (readers.READ_BYTES)
+    from pipelines.ingest import readers
+
     lines = [json.dumps({**GOOD, "request_id": f"r{i}"}) for i in range(60)]
-    data = gz_bytes(lines[:40]) + b"\x00" * 700 + gz_bytes(lines[40:]) + b"\x00" * 5000  # a member after padding too
+    first = gz_bytes(lines[:40])
+    pad = 700 if layout == "padded" else readers.READ_BYTES - 1 - len(first)
+    assert pad > 0
+    data = first + b"\x00" * pad + gz_bytes(lines[40:]) + b"\x00" * 5000  # a member after padding too
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "z.jsonl.gz").write_bytes(data)
     conn = warehouse.connect(tmp_path / "w.duckdb")
