@@ -314,6 +314,9 @@ def _stage_changed_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], p
     gone: list[FileResult] = []
     for log in logs:
         plan.heads.pop(log.relative, None)  # the head read before the change is not the file's
+        if log.error:  # unreadable when found: quarantined as one record, as before
+            now.append(log)
+            continue
         try:
             status = os.stat(log.path)
         except OSError:
