@@ -347,8 +347,10 @@ def test_07_the_kept_copy_of_a_duplicate_id_does_not_depend_on_arrival_order(tmp
 
 def test_15_many_small_files_stage_exactly_as_one_file_at_a_time(tmp_path, monkeypatch):
     logs = tmp_path / "logs"
-    for i in range(240):
-        write(logs / f"h{i // 60}" / f"req-{i:04d}.jsonl", line(100 + i, f"r{i % 200}" if i % 3 else None))
+    # 80 one-line files over four folders (a file alone costs a staging each: 80, not more, keeps this test's
+    # one-at-a-time build to about a sixth of the suite's slowest test); ids repeat across files and folders
+    for i in range(80):
+        write(logs / f"h{i // 20}" / f"req-{i:04d}.jsonl", line(100 + i, f"r{i % 60}" if i % 3 else None))
     write(logs / "h0" / "blank.jsonl", line(1), "\n   \n", line(2))
     write(logs / "h0" / "bad.jsonl", "{not json\n", line(3, "r5"))
     (logs / "h1" / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + line(4).encode())
@@ -365,10 +367,11 @@ def test_15_many_small_files_stage_exactly_as_one_file_at_a_time(tmp_path, monke
             assert accounting_holds(fresh)
     assert builds[0] == builds[1] == builds[2]
     files, (usage, quarantine, _) = builds[0]
-    assert len(files) == 245 and sum(f[1] for f in files) == 240 + 2 + 2 + 1 + 1
-    ids = [f"r{i % 200}" for i in range(240) if i % 3]
+    assert len(files) == 85 and sum(f[1] for f in files) == 80 + 2 + 2 + 1 + 1
+    ids = [f"r{i % 60}" for i in range(80) if i % 3]
     repeats = len(ids) - len(set(ids)) + 1  # and bad.jsonl's r5
-    assert len(usage) == 240 + 2 + 1 + 1 - repeats  # the small files, blank.jsonl, bad.jsonl, bom.jsonl
+    assert repeats == 14  # the ids of files 61 .. 79 (13 of them) are those of files 1 .. 19; and bad.jsonl's r5
+    assert len(usage) == 80 + 2 + 1 + 1 - repeats  # the small files, blank.jsonl, bad.jsonl, bom.jsonl
     assert len(quarantine) == repeats + 2  # and bad.jsonl's malformed line, other.csv's row of no known shape
 
 
