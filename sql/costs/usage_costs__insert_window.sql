@@ -139,7 +139,10 @@ final as (
             else 'miss'
         end as cache_outcome,
         min_prompt_tokens as min_cacheable_tokens,
-        request_count
+        request_count,
+        -- the quantities priced (93_core_usage_costs__add_priced_quantities.sql)
+        uncached_input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens,
+        reported_cost_usd
     from scaled
 )
 select * from final;

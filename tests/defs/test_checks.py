@@ -71,8 +71,16 @@ BREAKS = [
      "update core.usage_costs set cost_usd = cost_usd + 0.000000000000001 where request_id = '2026-11-03-5'"),
     ("cost_equals_tokens_times_prices", "usage_costs__cost_not_tokens_times_prices",
      "update core.usage_costs set list_cost_usd = list_cost_usd + 0.000000000000001 where request_id = '2026-11-03-5'"),
+    # a cost row whose tokens are not those its list cost prices
+    ("cost_equals_tokens_times_prices", "usage_costs__cost_not_tokens_times_prices",
+     "update core.usage_costs set output_tokens = output_tokens + 1 where request_id = '2026-11-03-5'"),
     # a billed amount the cost does not carry
     ("cost_equals_tokens_times_prices", "usage_costs__cost_not_tokens_times_prices",
+     "update core.usage_costs set reported_cost_usd = 1 where request_id = '2026-11-03-5'"),
+    # a usage row whose tokens or billed amount are not those its cost row priced
+    ("priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once",
+     "update core.usage set output_tokens = output_tokens + 1 where request_id = '2026-11-03-5'"),
+    ("priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once",
      "update core.usage set reported_cost_usd = 1 where request_id = '2026-11-03-5'"),
     ("totals_equal_line_items", "daily_savings__totals_differ_from_line_items",
      "update marts.daily_savings set savings_usd = savings_usd - 0.01 where day = '2026-11-03'"),
@@ -106,10 +114,9 @@ def test_each_invariant_fails_when_its_rule_is_broken(db, name, predicate, damag
 
 
 # the predicates the assets run once per part of their window (checks.invariant(in_parts=True))
-IN_PARTS = {"usage_costs__rows_not_priced_once", "usage_costs__cost_not_tokens_times_prices",
-            "daily_savings__totals_differ_from_line_items"}
+IN_PARTS = {"usage_costs__rows_not_priced_once", "daily_savings__totals_differ_from_line_items"}
 # of those, the predicates whose parts are cut by request ids too where a day is large (they take $bucket)
-CUT_BY_IDS = {"usage_costs__rows_not_priced_once", "usage_costs__cost_not_tokens_times_prices"}
+CUT_BY_IDS = {"usage_costs__rows_not_priced_once"}
 # the predicates the assets run once per bucket of the window's request ids (checks.invariant(in_id_buckets=True))
 IN_ID_BUCKETS = {"usage__duplicate_request_ids"}
 

@@ -78,11 +78,21 @@ def test_a_warehouse_left_by_an_older_release_is_moved_over_without_losing_rows(
     assert snapshot(db) == clean  # catalogue ids resolved again, days rebuilt, missing rows staged again
 
 
-def test_a_warehouse_priced_before_list_costs_is_repriced_on_the_next_run(built):
+OLDER_COSTS = {
+    # an older release's costs: no list cost nor cost basis columns filled
+    "no list cost": "update core.usage_costs set list_cost_usd = null, cost_basis = null where day = date '2026-11-02'",
+    # nor the quantities priced (93_core_usage_costs__add_priced_quantities.sql: the new columns are null)
+    "no quantities priced": "update core.usage_costs set uncached_input_tokens = null, cache_read_tokens = null, "
+                            "cache_write_5m_tokens = null, cache_write_1h_tokens = null, output_tokens = null, "
+                            "reported_cost_usd = null where day = date '2026-11-02'",
+}
+
+
+@pytest.mark.parametrize("older", OLDER_COSTS)
+def test_a_warehouse_priced_by_an_older_release_is_repriced_on_the_next_run(built, older):
     logs, db, clean = built
     with duckdb.connect(str(db)) as conn:
-        # an older release's costs: no list cost nor cost basis columns filled
-        conn.execute("update core.usage_costs set list_cost_usd = null, cost_basis = null where day = date '2026-11-02'")
+        conn.execute(OLDER_COSTS[older])
         conn.execute("delete from stage.definitions_version")  # files from an older release
 
     run_pipeline(db.parent, logs)  # the logs unchanged: only the migration can mark the day pending
