@@ -224,7 +224,7 @@ def _changed_since(path: Path, read: _LaneRead) -> str | None:
     try:
         with open(path, "rb", buffering=0) as handle:
             status = os.fstat(handle.fileno())
-            if read.inode is not None and (status.st_dev, status.st_ino) != (read.device, read.inode):
+            if read.inode is not None and not _same_identity(status, read.device, read.inode):
                 return "replaced by another file"
             if status.st_size < read.size:
                 return "truncated"
@@ -256,7 +256,12 @@ def _found_here(log: LogFile) -> bool:
         status = os.stat(log.path)
     except OSError:
         return False
-    return (status.st_dev, status.st_ino) == (log.device, log.inode)
+    return _same_identity(status, log.device, log.inode)
+
+
+def _same_identity(status: os.stat_result, device: int | None, inode: int | None) -> bool:
+    """Whether ``status`` is of the file with this device and inode (a file's identity across renames)."""
+    return (status.st_dev, status.st_ino) == (device, inode)
 
 
 @dataclass
@@ -325,7 +330,7 @@ def _stage_changed_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], p
             gone.append(FileResult(log.relative, *(before[0] if before else (0, 0, 0)), skipped=True,
                                    note=GONE_NOTE.format(kept="its earlier rows are kept" if before else "nothing staged")))
             continue
-        same_file = (status.st_dev, status.st_ino) == (log.device, log.inode)  # (not an object's copy, nor replaced)
+        same_file = _same_identity(status, log.device, log.inode)  # (not an object's copy, nor replaced)
         now.append(replace(log, size_bytes=status.st_size, mtime_ns=status.st_mtime_ns) if same_file else log)
     results = _stage_batch(conn, now, plan, earliest, latest, fast_lane=False) if now else []
     return [replace(r, note=CHANGED_NOTE.format(how=how)) if r.source_file == name else r for r in results] + gone
