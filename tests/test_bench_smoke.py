@@ -156,3 +156,41 @@ def test_body_piece_times_the_per_body_work_against_another_checkout(tmp_path):
         result = json.loads(done.stdout.strip().splitlines()[-1])
         assert result["rows_equal"] is True and len(result["this_each"]) == len(result["against_each"]) == 2
         assert result["this_us_per_line"] > 0 and result["mode"] == ("cut" if extra else "lane")
+
+
+def test_problem_floor_prices_the_logs_exactly_as_a_run_does(tmp_path):
+    # the floor of the problem (bench/problem_floor.py) is a floor only if it does the run's pricing work: its row
+    # count and its list cost, no-cache cost and savings totals must equal those of core.usage_costs to the last digit
+    sys.path.insert(0, str(REPO / "bench"))
+    import generate
+
+    generate.generate(300, 1, tmp_path / "logs-300-1")
+    ran = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "--logs", str(tmp_path / "logs-300-1"),
+                          "--db", str(tmp_path / "w.duckdb")], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "problem_floor.py"), "--requests", "300", "--workdir",
+                           str(tmp_path), "--compare", str(tmp_path / "w.duckdb")],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = json.loads(done.stdout.strip().splitlines()[-1])
+    assert line["rows"] == line["priced_rows"] == 300 and line["agrees"] is True
+    assert line["floor_seconds"] > 0 and line["parse_seconds"] > 0
+
+
+def test_problem_floor_disagrees_with_a_warehouse_of_other_logs(tmp_path):
+    # the comparison can fail: a warehouse of other requests (another seed) has other totals
+    sys.path.insert(0, str(REPO / "bench"))
+    import generate
+    import problem_floor
+
+    generate.generate(40, 1, tmp_path / "mine")
+    other = tmp_path / "other.duckdb"
+    import duckdb
+    with duckdb.connect(str(other)) as conn:
+        conn.execute("create schema core")
+        conn.execute("create table core.usage_costs (list_cost_usd decimal(38, 15), no_cache_cost_usd decimal(38, 15), "
+                     "savings_usd decimal(38, 15))")
+    result = problem_floor.floor_once(tmp_path / "mine", tmp_path / "floor.duckdb",
+                                      problem_floor.rates(generate.FIRST_DAY.date()))
+    assert result["totals"][0] == 40 and result["totals"][1] == 40
+    assert problem_floor.compare(result["totals"], other) is False
