@@ -76,3 +76,32 @@ def test_a_family_not_among_the_days_families_is_refused():
         routing_columns.family_codes(pa.table({"prefix_family": ["x"]}), pa.array(["a"]))
     assert routing_columns.family_codes(pa.table({"prefix_family": ["b", "a"]}), pa.array(["a", "b"])).tolist() == [1, 0]
     assert np.issubdtype(routing_columns.family_codes(pa.table({"prefix_family": ["a"]}), pa.array(["a"])).dtype, np.int64)
+
+
+@pytest.mark.parametrize("families", [8192, 8193])
+def test_keys_at_and_past_sixteen_bits_sort_as_the_reference_replays(families):
+    # 8 cards x 8,192 families: the largest (card, family) key is 65,535, sorted as 16-bit integers (radix); one
+    # family more and the keys take the 64-bit sort; both must replay as routing.Replayer does
+    rows = [(f"fam{i:03d}", 3000, 1024 * (i % 3)) for i in range(families)]  # every family once, then a skewed mix
+    rows += usage_rows(seed=families, n=20_000, families=families)
+    counts = Counter(family for family, _, _ in rows)
+    assert len(counts) == families  # every family occurs (codes reach the widest key)
+    for policy in routing.POLICIES:
+        assert column_results(rows, 8, policy, batch=10_000) == routing.replay([_request(*r) for r in rows], 8, policy)
+
+
+def test_spans_ranked_once_for_several_replays_give_what_each_replay_ranks_itself():
+    rows = usage_rows(seed=3, n=3000, families=40)
+    counts = Counter(family for family, _, _ in rows)
+    families = pa.array(list(counts), pa.string())
+    part = pa.table({"prefix_family": [r[0] for r in rows], "prompt_tokens": pa.array([r[1] for r in rows], pa.int64()),
+                     "cacheable_tokens": pa.array([r[2] for r in rows], pa.int64())})
+    codes = routing_columns.family_codes(part, families)
+    prompts, cacheable = part["prompt_tokens"].to_numpy(), part["cacheable_tokens"].to_numpy()
+    values, rank = routing_columns.span_ranks(cacheable)
+    assert (values[rank] == cacheable).all() and (np.diff(values) > 0).all()
+    for policy in routing.POLICIES:
+        shared, alone = (routing_columns.ColumnReplay(4, policy, counts, families) for _ in range(2))
+        shared.feed(codes, prompts, cacheable, (values, rank))
+        alone.feed(codes, prompts, cacheable)
+        assert shared.result() == alone.result() == routing.replay([_request(*r) for r in rows], 4, policy)

@@ -43,8 +43,12 @@ class ColumnReplay:
         self.card_prefill = np.zeros(cards, dtype=np.int64)
         self.reads = self.prompts = self.requests = self.hot_seen = 0
 
-    def feed(self, codes: np.ndarray, prompt: np.ndarray, cacheable: np.ndarray) -> None:
-        """Replay the next requests: family codes (positions in ``families``), prompt and cacheable tokens (int64)."""
+    def feed(self, codes: np.ndarray, prompt: np.ndarray, cacheable: np.ndarray,
+             spans: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Replay the next requests: family codes (positions in ``families``), prompt and cacheable tokens (int64).
+
+        ``spans``: ``span_ranks(cacheable)``, when the caller feeds the same requests to several replays (the
+        mart's six): the distinct spans are then sorted once, not once a replay."""
         n = len(codes)
         if n == 0:
             return
@@ -58,15 +62,18 @@ class ColumnReplay:
                 card[moved] = self.assigner.other
                 self.hot_seen += len(at)
         key = card * self.width + codes
-        order = np.argsort(key, kind="stable")  # grouped by (card, family), arrival order kept within a group
+        # grouped by (card, family), arrival order kept within a group; NumPy sorts 16-bit integers stably by radix
+        # (linear), wider ones by merge sort: keys below 2^16 (cards x families, 8 x 8,192) take the former
+        order = np.argsort(key.astype(np.uint16) if self.cards * self.width <= 1 << 16 else key, kind="stable")
         key, span, card = key[order], cacheable[order], card[order]
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
         # a running maximum per group in one pass: each group's values lifted above the group before's; over
         # the spans' ranks (< n), not the spans (up to 10^12 tokens), so the lift cannot overflow int64
-        values, rank = np.unique(span, return_inverse=True)
+        values, rank = spans if spans is not None else span_ranks(cacheable)
+        rank = rank[order]
         lift = len(values)
-        running = values[np.maximum.accumulate(rank.reshape(-1) + group * lift) - group * lift]
+        running = values[np.maximum.accumulate(rank + group * lift) - group * lift]
         before = np.r_[0, running[:-1]]
         before[starts] = 0
         read = np.minimum(span, np.maximum(before, self.resident[key]))
@@ -92,6 +99,12 @@ class ColumnReplay:
             resident_copies_max=int(copies.max()) if len(copies) else 0,
             evicted_tokens=0,
         )
+
+
+def span_ranks(cacheable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct spans of ``cacheable`` (ascending) and each request's position among them (int64, one a request)."""
+    values, rank = np.unique(cacheable, return_inverse=True)
+    return values, rank.reshape(-1)
 
 
 def family_codes(batch: pa.RecordBatch | pa.Table, families: pa.Array) -> np.ndarray:

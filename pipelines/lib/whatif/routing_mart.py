@@ -70,8 +70,9 @@ def day_rows(day: date, batches: Iterable[pa.RecordBatch], family_counts: Mappin
         cacheable = batch["cacheable_tokens"].to_numpy(zero_copy_only=False).astype(np.int64)
         requests += len(codes)
         prompt += int(prompts.sum())
+        spans = routing_columns.span_ranks(cacheable)
         for _, _, replay in replays:
-            replay.feed(codes, prompts, cacheable)
+            replay.feed(codes, prompts, cacheable, spans)
     return [{"day": day, "policy": policy, "cards": cards, "requests": requests, "prompt_tokens": prompt,
              **replay.result().as_dict()} for cards, policy, replay in replays]
 
