@@ -88,7 +88,8 @@ def test_a_day_is_replayed_in_bounded_chunks_with_the_rows_of_a_whole_replay(tmp
     fed = []
     real_feed = routing_columns.ColumnReplay.feed
     monkeypatch.setattr(routing_columns.ColumnReplay, "feed",
-                        lambda self, codes, prompt, cacheable: fed.append(len(codes)) or real_feed(self, codes, prompt, cacheable))
+                        lambda self, codes, prompt, cacheable, spans=None:
+                        fed.append(len(codes)) or real_feed(self, codes, prompt, cacheable, spans))
     assert routing_mart.refresh(conn, START, END).replayed_days == 2
     assert max(fed) == 7 and sum(fed) == 6 * conn.execute("select count(*) from core.usage where prompt_tokens > 0").fetchall()[0][0]
     per_day = [n for (n,) in conn.execute("select count(*) from core.usage where prompt_tokens > 0 group by day").fetchall()]
