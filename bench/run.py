@@ -107,8 +107,11 @@ def peer_rows_per_second(logs: Path) -> float:
     return len(sample) / (time.perf_counter() - start)
 
 
-def incremental(requests: int, history_days: int, workdir: Path) -> dict:
-    """Seconds of one new day on top of ``history_days`` loaded days vs the same day alone."""
+def incremental(requests: int, history_days: int, workdir: Path, repeat: int = 1) -> dict:
+    """Seconds of one new day on top of ``history_days`` loaded days vs the same day alone (medians of ``repeat``
+    rounds, each timing the day alone then the day on a fresh copy of the loaded history, so they alternate)."""
+    import shutil
+
     logs = workdir / f"logs-{requests}x{history_days + 1}"
     if not logs.exists():
         generate.generate(requests * (history_days + 1), history_days + 1, logs)
@@ -125,13 +128,25 @@ def incremental(requests: int, history_days: int, workdir: Path) -> dict:
         (history / path.name).symlink_to(path.resolve())
     for stale in workdir.glob("w-inc-*"):
         stale.unlink()
-    alone_seconds, _ = pipeline_seconds(alone, workdir / "w-inc-alone.duckdb", "--follow-symlinks")
-    pipeline_seconds(history, workdir / "w-inc-history.duckdb", "--follow-symlinks")  # load the history (untimed)
+    loaded = workdir / "w-inc-loaded.duckdb"
+    pipeline_seconds(history, loaded, "--follow-symlinks")  # load the history once (untimed)
     (history / new_day.name).symlink_to(new_day.resolve())
-    on_top_seconds, rss = pipeline_seconds(history, workdir / "w-inc-history.duckdb", "--follow-symlinks")
-    return {"requests_per_day": requests, "history_days": history_days, "new_day_alone_seconds": round(alone_seconds, 2),
+    alones, on_tops, rss = [], [], 0
+    for _ in range(max(repeat, 1)):
+        for stale in [*workdir.glob("w-inc-alone*"), *workdir.glob("w-inc-history*")]:
+            stale.unlink()
+        alones.append(pipeline_seconds(alone, workdir / "w-inc-alone.duckdb", "--follow-symlinks")[0])
+        shutil.copyfile(loaded, workdir / "w-inc-history.duckdb")
+        seconds, rss = pipeline_seconds(history, workdir / "w-inc-history.duckdb", "--follow-symlinks")
+        on_tops.append(seconds)
+    alone_seconds, on_top_seconds = statistics.median(alones), statistics.median(on_tops)
+    line = {"requests_per_day": requests, "history_days": history_days, "new_day_alone_seconds": round(alone_seconds, 2),
             "new_day_on_history_seconds": round(on_top_seconds, 2),
             "ratio_to_alone": round(on_top_seconds / alone_seconds, 2), "peak_rss_bytes": rss}
+    if repeat > 1:
+        line.update(runs=len(alones), alone_seconds_each=[round(a, 2) for a in alones],
+                    on_history_seconds_each=[round(t, 2) for t in on_tops])
+    return line
 
 
 def floor_seconds(logs: Path, workdir: Path) -> dict:
@@ -252,7 +267,7 @@ def main() -> None:
         print(json.dumps(floor(args.requests, args.days, args.workdir, args.repeat)))
         return
     if args.history_days:
-        print(json.dumps(incremental(args.requests, args.history_days, args.workdir)))
+        print(json.dumps(incremental(args.requests, args.history_days, args.workdir, args.repeat)))
         return
     name = f"{'bodies-' if args.bodies else ''}{args.requests}-{args.days}"
     logs = args.workdir / f"logs-{name}"
