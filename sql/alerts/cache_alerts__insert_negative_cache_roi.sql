@@ -8,13 +8,16 @@
 insert into marts.cache_alerts by name
 with
 family_days as (
+    -- each family's priced days from marts.prefix_families (built before this rule, the window's days by this run):
+    -- its premiums and savings are the sums of its priced requests' (a day without one has no premium), so the
+    -- rule reads day rows, not the window's requests
     select
-        u.day, u.prefix_family, u.provider, u.model, u.tenant, u.app,
-        sum(u.cache_write_premium_usd) as write_premium_usd,
-        sum(u.savings_usd + u.cache_write_premium_usd) as read_savings_usd
-    from core.usage_priced u
-    where u.priced and u.day >= $start::date - to_days($roi_window_days - 1) and u.day < $end
-    group by all
+        p.day, p.prefix_family, p.provider, p.model, p.tenant, p.app,
+        p.cache_write_premium_usd as write_premium_usd,
+        p.savings_usd + p.cache_write_premium_usd as read_savings_usd
+    from marts.prefix_families p
+    where p.cache_write_premium_usd is not null
+      and p.day >= ($start::date - to_days($roi_window_days - 1))::date and p.day < $end
 ),
 windowed as (
     select

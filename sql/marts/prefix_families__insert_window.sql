@@ -14,6 +14,7 @@ family_days as (
         sum(u.cache_read_tokens) as cache_read_tokens,
         sum(u.cost_usd) as cost_usd,
         sum(u.savings_usd) as savings_usd,
+        sum(u.cache_write_premium_usd) as cache_write_premium_usd,
         sum(u.read_discount_usd) as read_discount_usd
     from core.usage_priced u
     where u.day >= $start and u.day < $end
@@ -23,7 +24,7 @@ family_days as (
         p.day, p.prefix_family, p.provider, p.model, p.tenant, p.app, p.requests, p.distinct_openings,
         p.prompt_tokens, p.cache_read_tokens, p.cost_usd, p.savings_usd
     from marts.prefix_families p
-    where p.day >= $start::date - to_days($alert_baseline_days) and p.day < $start
+    where p.day >= ($start::date - to_days($alert_baseline_days))::date and p.day < $start
 ),
 with_baseline as (
     select
@@ -43,6 +44,7 @@ final as (
         prompt_tokens::bigint as prompt_tokens, cache_read_tokens::bigint as cache_read_tokens, token_hit_rate,
         coalesce(cost_usd, 0)::decimal(38, 15) as cost_usd,
         coalesce(savings_usd, 0)::decimal(38, 15) as savings_usd,
+        cache_write_premium_usd::decimal(38, 15) as cache_write_premium_usd,
         baseline_hit_rate,
         cast(greatest(coalesce(baseline_hit_rate - token_hit_rate, 0), 0)::decimal(18, 9)
              * coalesce(read_discount_usd, 0) as decimal(38, 15)) as lost_savings_usd

@@ -81,3 +81,31 @@ def test_cross_tenant_prefix_respects_the_isolated_tenants_setting(tmp_path, mon
     rows = alerts(db, "cross_tenant_prefix")
     assert [(r[1], r[3]) for r in rows] == [("bank,shop", 2.0)]
     assert "although bank must be isolated" in rows[0][5]
+
+
+def test_negative_cache_roi_on_a_new_day_reads_the_stored_family_days_as_a_full_build_does(tmp_path):
+    # the rule and its incident's lost savings read earlier days from marts.prefix_families: a nightly run that
+    # adds the fifth day to four stored ones must give the alerts and the incident a build of all five gives
+    def day_records(d: int) -> list[dict]:
+        day = date(2026, 11, 10) + timedelta(days=d)
+        return [{"ts": f"{day}T{i % 24:02d}:00:00Z", "provider": "anthropic", "model": "claude-sonnet-4-5", "tenant": "acme",
+                 "app": "agent", "request_id": f"{day}-{i}",
+                 "response": {"type": "message", "usage": {"input_tokens": 100, "cache_creation_input_tokens": 30_000 + d,
+                                                          "cache_read_input_tokens": 1_000 * (i % 3), "output_tokens": 10}}}
+                for i in range(60)]
+    nightly, full = tmp_path / "nightly", tmp_path / "full"
+    for d in range(4):
+        write_jsonl(nightly / "logs" / f"{d}.jsonl", day_records(d))
+        write_jsonl(full / "logs" / f"{d}.jsonl", day_records(d))
+    run_pipeline(nightly, nightly / "logs")
+    write_jsonl(nightly / "logs" / "4.jsonl", day_records(4))
+    write_jsonl(full / "logs" / "4.jsonl", day_records(4))
+    incremental, whole = run_pipeline(nightly, nightly / "logs"), run_pipeline(full, full / "logs")
+    incident = "select rule, opened_day, last_day, status, lost_savings_usd from marts.cache_incidents"
+    assert alerts(incremental, "negative_cache_roi") == alerts(whole, "negative_cache_roi")
+    assert len(alerts(whole, "negative_cache_roi")) == 5
+    assert query(incremental, incident) == query(whole, incident)
+    # 4 complete days: 60 x (30,000 + d) written at a $0.75/MTok premium, less 40 x 1,000 and 1,000 x 2 ... read a day
+    # at $3.00 - $0.30 = $2.70/MTok saved: sum over d of (60 x (30,000 + d) x 0.75 - 60,000 x 2.70) / 1e6
+    expected = sum(Decimal(60 * (30_000 + d)) * Decimal("0.75") - Decimal(60_000) * Decimal("2.70") for d in range(4)) / 10**6
+    assert query(whole, incident)[0][4] == expected

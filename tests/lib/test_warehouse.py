@@ -85,6 +85,8 @@ OLDER_COSTS = {
     "no quantities priced": "update core.usage_costs set uncached_input_tokens = null, cache_read_tokens = null, "
                             "cache_write_5m_tokens = null, cache_write_1h_tokens = null, output_tokens = null, "
                             "reported_cost_usd = null where day = date '2026-11-02'",
+    # family rows built before their cache-write premium (94_marts_prefix_families__add_cache_write_premium.sql)
+    "no family premiums": "update marts.prefix_families set cache_write_premium_usd = null where day = date '2026-11-02'",
 }
 
 

@@ -20,7 +20,9 @@ RULES = alert_rules.NAMES
 
 
 @daily_asset(["marts", "cache_alerts"], deps=[dg.AssetKey(["core", "usage"]), dg.AssetKey(["core", "usage_costs"]),
-                                            dg.AssetKey(["marts", "cost_reconciliation"])])
+                                            dg.AssetKey(["marts", "cost_reconciliation"]),
+                                            # negative_cache_roi reads the families' day rows
+                                            dg.AssetKey(["marts", "prefix_families"])])
 def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                  settings: CachemeterSettings) -> dg.MaterializeResult:
     """Recompute the window's alerts, every rule in ``RULES`` (stable ``alert_id``: re-runs never duplicate),
@@ -34,8 +36,9 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
             conn.execute(statement("alerts/cache_alerts__delete_window"), params)
             # the series-day aggregates the rules' baselines read (the window's days, plus any missing)
             conn.execute(statement("marts/series_days__delete_window"), params)
-            conn.execute(statement("marts/series_days__insert_window"),
-                         {**params, "alert_baseline_days": settings.alert_baseline_days})
+            series = {**params, "alert_baseline_days": settings.alert_baseline_days}
+            first = conn.execute(statement("marts/series_days__first_day"), series).fetchone()[0]
+            conn.execute(statement("marts/series_days__insert_window"), {**series, "first": first or params["start"]})
             for rule in RULES:
                 text = statement(f"alerts/cache_alerts__insert_{rule}")
                 conn.execute(text, params_for(text, rule_params))
