@@ -24,7 +24,7 @@ from pipelines.lib.warehouse import transaction
 from pipelines.lib.whatif import routing, routing_columns, routing_inputs
 
 MART_CARDS = (4, 8)  # card counts the routing mart compares (the CLI takes any --cards); the mart's six
-# replays of a 5M-request day took 4.1 s column-wise, 46.1 s request by request (measured, bench/README.md)
+# replays of a 5M-request day took 2.65 s column-wise, 46.1 s request by request (measured, bench/README.md)
 SETTINGS = f"cards={','.join(map(str, MART_CARDS))};policies={','.join(routing.POLICIES)}"
 SCHEMA = pa.schema([("day", pa.date32()), ("policy", pa.string()), ("cards", pa.int32()), ("requests", pa.int64()),
                     ("prompt_tokens", pa.int64()), ("token_hit_rate", pa.float64()), ("prefill_tokens", pa.int64()),
