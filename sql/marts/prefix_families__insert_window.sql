@@ -15,6 +15,11 @@ family_days as (
         sum(u.cost_usd) as cost_usd,
         sum(u.savings_usd) as savings_usd,
         sum(u.cache_write_premium_usd) as cache_write_premium_usd,
+        count(*) filter (where u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens > 0) as cached_rows,
+        sum(u.request_count) filter (where u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens > 0)
+            as cached_requests,
+        sum(u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens)
+            filter (where u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens > 0) as cached_span_tokens,
         sum(u.read_discount_usd) as read_discount_usd
     from core.usage_priced u
     where u.day >= $start and u.day < $end
@@ -45,6 +50,7 @@ final as (
         coalesce(cost_usd, 0)::decimal(38, 15) as cost_usd,
         coalesce(savings_usd, 0)::decimal(38, 15) as savings_usd,
         cache_write_premium_usd::decimal(38, 15) as cache_write_premium_usd,
+        cached_rows, cached_requests::bigint as cached_requests, cached_span_tokens::bigint as cached_span_tokens,
         baseline_hit_rate,
         cast(greatest(coalesce(baseline_hit_rate - token_hit_rate, 0), 0)::decimal(18, 9)
              * coalesce(read_discount_usd, 0) as decimal(38, 15)) as lost_savings_usd

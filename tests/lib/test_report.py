@@ -91,14 +91,16 @@ TIED_ROWS = {
                                           ("open", "hit_rate_drop", "alpha", DAY1))],
     # fp:a on anthropic spans two apps (alpha named), and costs what fp:a on openai and fp:b cost
     "marts.prefix_families": [
+        # (the KV-memory rows add up the cached spans: two requests in each family that cached, fp:a on anthropic
+        # over two days, 400 and 700 tokens in one row each, so 550 a row; fp:z cached nothing)
         {"day": day, "prefix_family": family, "provider": provider, "model": "m", "tenant": "t", "app": app,
          "requests": 1, "prompt_tokens": 10, "cache_read_tokens": 5, "cost_usd": cost, "savings_usd": 0,
-         "lost_savings_usd": 0}
-        for day, family, provider, app, cost in ((DAY1, "fp:b", "openai", "zeta", 1),
-                                                 (DAY1, "fp:a", "openai", "mid", 1),
-                                                 (DAY1, "fp:a", "anthropic", "zeta", 1),
-                                                 (DAY2, "fp:a", "anthropic", "alpha", 0),
-                                                 (DAY2, "fp:z", "openai", "alpha", 5))],
+         "lost_savings_usd": 0, "cached_rows": cached[0], "cached_requests": cached[1], "cached_span_tokens": cached[2]}
+        for day, family, provider, app, cost, cached in ((DAY1, "fp:b", "openai", "zeta", 1, (1, 2, 500)),
+                                                         (DAY1, "fp:a", "openai", "mid", 1, (2, 2, 1000)),
+                                                         (DAY1, "fp:a", "anthropic", "zeta", 1, (1, 1, 400)),
+                                                         (DAY2, "fp:a", "anthropic", "alpha", 0, (1, 1, 700)),
+                                                         (DAY2, "fp:z", "openai", "alpha", 5, (0, None, None)))],
     "marts.whatif_cache_ttl": [
         {"day": DAY2, "prefix_family": family, "provider": "anthropic", "model": "m", "tenant": "t", "app": "alpha",
          "ttl_option": "1h", "current_ttl": "5m", "requests": 3, "cost_now_usd": 2, "cost_usd": 1, "saving_usd": 1}
@@ -111,7 +113,8 @@ TIED_ROWS = {
         {"day": DAY2, "prefix_family": "fp:a", "provider": "openai", "model": "m", "tenant": tenant, "app": "alpha",
          "ttft_requests": 5, "hit_requests": hits, "miss_requests": 5 - hits, "bad_latency_requests": 0}
         for tenant, hits in (("t2", 3), ("t1", 4))],
-    # two requests in each family: fp:a on anthropic from two apps (alpha named), the others in one usage row
+    # two requests in each family: fp:a on anthropic from two apps (alpha named), the others in one usage row (the
+    # time-to-first-token estimate reads them)
     "core.usage": [
         {"request_id": f"r{i}", "day": DAY2, "prefix_family": family, "provider": provider, "model": "m",
          "tenant": "t", "app": app, "request_count": count, "prompt_tokens": 1000, "uncached_input_tokens": 500,
@@ -158,7 +161,7 @@ def test_tied_rows_come_out_in_the_tie_break_order(physical_order):
         (4, "prefix_hash", 4), (4, "round_robin", 8)]
     assert rows(whatif["ttft"], "prefix_family", "hit_requests") == [("fp:a", 4), ("fp:a", 3)]  # tenants t1, t2
     assert rows(whatif["kv"], "prefix_family", "provider", "app", "requests", "mean_cached_span_tokens") == [
-        ("fp:a", "anthropic", "alpha", 2, 500), ("fp:a", "openai", "zeta", 2, 500), ("fp:b", "openai", "zeta", 2, 500)]
+        ("fp:a", "anthropic", "alpha", 2, 550), ("fp:a", "openai", "mid", 2, 500), ("fp:b", "openai", "zeta", 2, 500)]
     assert rows(whatif["ttft_estimate"], "prefix_family", "provider", "app", "hits") == [
         ("fp:a", "openai", "zeta", 2), ("fp:b", "openai", "zeta", 2), ("fp:a", "anthropic", "alpha", 1),
         ("fp:a", "anthropic", "mid", 1)]
@@ -170,3 +173,29 @@ def test_the_same_rows_stored_in_another_order_give_the_same_page(monkeypatch):
     assert page == report.render_html(tied_report(lambda listed: listed[::-1]))
     tables = page[page.index("<h2>Incidents"):]
     assert tables.index("hit_rate_drop alpha") < tables.index("hit_rate_drop zeta") < tables.index("negative_cache_roi")
+
+
+def test_the_kv_rows_from_the_families_day_sums_equal_an_average_of_the_requests(tmp_path):
+    # the report's KV-memory rows add up marts.prefix_families' day sums (cached rows, requests, span tokens); over
+    # a real run of two days they must be what averaging the cached requests of core.usage gives
+    import sys
+
+    from pipelines.lib.sql import statement
+    from tests.conftest import REPO, run_pipeline
+    sys.path.insert(0, str(REPO / "bench"))
+    import generate
+
+    generate.generate(600, 2, tmp_path / "logs", seed=11)
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    per_request = """
+        select prefix_family, provider, model, min(app) as app, sum(request_count)::bigint as requests,
+               round(avg(cache_read_tokens + cache_write_5m_tokens + cache_write_1h_tokens))::bigint as mean_cached_span_tokens
+        from core.usage
+        where day >= $start and day < $end and cache_read_tokens + cache_write_5m_tokens + cache_write_1h_tokens > 0
+        group by prefix_family, provider, model
+        order by requests desc, prefix_family, provider, model limit $limit"""
+    params = {"start": date(2026, 10, 1), "end": date(2026, 10, 3), "limit": 1000}
+    with duckdb.connect(str(db), read_only=True) as conn:
+        expected = conn.execute(per_request, params).fetchall()
+        assert conn.execute(statement("whatif/report__family_spans"), params).fetchall() == expected
+    assert len(expected) > 10 and len({row[5] for row in expected}) > 5  # many families, many different means

@@ -85,8 +85,9 @@ OLDER_COSTS = {
     "no quantities priced": "update core.usage_costs set uncached_input_tokens = null, cache_read_tokens = null, "
                             "cache_write_5m_tokens = null, cache_write_1h_tokens = null, output_tokens = null, "
                             "reported_cost_usd = null where day = date '2026-11-02'",
-    # family rows built before their cache-write premium (94_marts_prefix_families__add_cache_write_premium.sql)
-    "no family premiums": "update marts.prefix_families set cache_write_premium_usd = null where day = date '2026-11-02'",
+    # family rows built before their day sums (94_marts_prefix_families__add_cache_write_premium.sql, 95_..._cached_spans)
+    "no family day sums": "update marts.prefix_families set cache_write_premium_usd = null, cached_rows = null, "
+                          "cached_requests = null, cached_span_tokens = null where day = date '2026-11-02'",
 }
 
 
