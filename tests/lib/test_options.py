@@ -52,8 +52,8 @@ def test_resource_fields_and_sql_parameters_are_the_declared_names():
     for path in rule_files:
         used |= set(re.findall(r"\$([a-z_]+)", re.sub(r"--[^\n]*", "", path.read_text())))
     assert {"alert_min_drop", "alert_baseline_days", "mismatch_share", "isolated_tenants"} <= used
-    # first: the first day series_days aggregates (the window's start, or a missing lookback day), a bound the asset finds
-    assert used - set(params) - {"start", "end", "first"} == set()
+    # days, first, last: the days series_days aggregates (series_days__days.sql) and their bounds, which the asset finds
+    assert used - set(params) - {"start", "end", "days", "first", "last"} == set()
 
 
 def test_a_variable_overrides_the_file_and_a_bad_value_names_the_setting(monkeypatch):

@@ -19,7 +19,7 @@ def series_span(spans: list[str | None]) -> str | None:
         conn.execute("insert into core.usage_costs (request_id, day, priced) values ($id, $day, false)",
                      {"id": f"r{n}", "day": DAY})
     conn.execute(statement("marts/series_days__insert_window"),
-                 {"start": DAY, "end": date(2026, 11, 21), "alert_baseline_days": 7, "first": DAY})
+                 {"days": [DAY], "first": DAY, "last": DAY})
     return conn.execute("select common_span from marts.series_days").fetchone()[0]
 
 

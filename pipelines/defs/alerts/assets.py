@@ -36,9 +36,10 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
             conn.execute(statement("alerts/cache_alerts__delete_window"), params)
             # the series-day aggregates the rules' baselines read (the window's days, plus any missing)
             conn.execute(statement("marts/series_days__delete_window"), params)
-            series = {**params, "alert_baseline_days": settings.alert_baseline_days}
-            first = conn.execute(statement("marts/series_days__first_day"), series).fetchone()[0]
-            conn.execute(statement("marts/series_days__insert_window"), {**series, "first": first or params["start"]})
+            days = [day for (day,) in conn.execute(statement("marts/series_days__days"),
+                                                    {**params, "alert_baseline_days": settings.alert_baseline_days}).fetchall()]
+            if days:
+                conn.execute(statement("marts/series_days__insert_window"), {"days": days, "first": days[0], "last": days[-1]})
             for rule in RULES:
                 text = statement(f"alerts/cache_alerts__insert_{rule}")
                 conn.execute(text, params_for(text, rule_params))
