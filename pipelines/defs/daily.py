@@ -10,7 +10,7 @@ from pipelines.defs.catalog import table_spec
 from pipelines.defs.partitions import daily_partitions, whole, window_parts
 from pipelines.lib import faults
 from pipelines.lib.sql import params_for, statement
-from pipelines.lib.warehouse import transaction
+from pipelines.lib.warehouse import settle, transaction
 
 
 def daily_asset(key: list[str], deps: list, check_specs: list | None = None, **extra):
@@ -57,15 +57,17 @@ def replace_window(conn: duckdb.DuckDBPyConnection, delete_sql: str, insert_sql:
     ``delete_sql`` / ``insert_sql`` name files under ``sql/``; with ``in_parts`` the insert runs once per
     part of the window (``partitions.window_parts``: for a statement whose every day's rows depend on that
     day's rows alone; cut by request ids too where it takes ``$bucket``). On any error the transaction is rolled back, so readers never see a half-written day, and
-    the error is raised again.
+    the error is raised again. The checkpoint after the commit merges part-filled row groups only when the
+    delete removed rows (``warehouse.settle``): appending a new day rewrites no older rows.
     """
-    with transaction(conn):
-        conn.execute(statement(delete_sql), params)
+    with transaction(conn, settle_after=False):
+        deleted = conn.execute(statement(delete_sql), params).fetchone()[0]
         faults.maybe_die(f"window:{insert_sql}")
         text = statement(insert_sql)
         for part in (window_parts(conn, insert_params or params, by_ids="$bucket" in text) if in_parts
                      else [insert_params or params]):
             conn.execute(text, params_for(text, whole(part)))
+    settle(conn, compact=deleted > 0)
 
 
 def rebuild_window(context: dg.AssetExecutionContext, conn: duckdb.DuckDBPyConnection, sql: str, table: str,

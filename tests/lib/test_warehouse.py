@@ -101,3 +101,42 @@ def test_a_warehouse_priced_by_an_older_release_is_repriced_on_the_next_run(buil
     run_pipeline(db.parent, logs)  # the logs unchanged: only the migration can mark the day pending
 
     assert snapshot(db) == clean
+
+
+def row_groups_after_days(tmp_path, config, day_rows, compact_after_delete=False):
+    """Row groups of a table after each day's rows are appended (one commit and ``settle`` per day), then after
+    a delete of part of the third day settled with ``compact_after_delete``."""
+    from pipelines.lib import warehouse
+
+    tmp_path.mkdir()
+    conn = duckdb.connect(str(tmp_path / "w.duckdb"), config=config)
+    conn.execute("create table t (day int, v varchar)")
+    groups = lambda: conn.execute("select count(distinct row_group_id) from pragma_storage_info('t')").fetchone()[0]
+    counts = []
+    for day, rows in enumerate(day_rows):
+        conn.execute("begin")
+        conn.execute(f"insert into t select {day}, 'x' || i from range({rows}) r(i)")
+        conn.execute("commit")
+        warehouse.settle(conn)
+        counts.append(groups())
+    conn.execute("delete from t where day = 2 and v like 'x1%'")
+    warehouse.settle(conn, compact=compact_after_delete)
+    counts.append(groups())
+    merging_after = conn.execute("select current_setting('max_vacuum_tasks')").fetchone()[0]
+    conn.close()
+    return counts, merging_after
+
+
+def test_appending_a_day_rewrites_no_earlier_row_group_and_a_delete_compacts(tmp_path):
+    """DuckDB 1.5.5's checkpoint merges adjacent part-filled row groups (max_vacuum_tasks, 100 by default): with
+    its defaults the second day's 70,000 rows were merged with the first day's 20,000 (rewriting them), so on a
+    long history each day's commit rewrote older rows. A run's connections merge none on append, and merge
+    after a delete when asked (a rebuilt window)."""
+    from pipelines.lib import warehouse
+
+    days = [20_000, 70_000, 70_000, 70_000]  # each commit's rows land in row groups of their own (under 122,880)
+    assert row_groups_after_days(tmp_path / "a", {}, days) == ([1, 1, 2, 3, 3], 100)  # DuckDB's default merges
+    assert row_groups_after_days(tmp_path / "b", warehouse.CONNECTION_CONFIG, days) == ([1, 2, 3, 4, 4], 0)
+    # the compacting checkpoint merges, then sets merging back off for the rest of the connection's run
+    assert row_groups_after_days(tmp_path / "c", warehouse.CONNECTION_CONFIG, days, compact_after_delete=True) \
+        == ([1, 2, 3, 4, 3], 0)
