@@ -62,20 +62,29 @@ def test_harness_measures_a_new_day_on_top_of_history(tmp_path, monkeypatch):
     def fake_pipeline_seconds(logs, db, *extra):
         calls.append((sorted(p.name for p in logs.iterdir()), db.name, extra))
         if db.name == "w-inc-history.duckdb":  # every round on top starts from the loaded history, not the last round's
-            assert db.read_text() == "warehouse after call 1"
+            assert db.read_text() == "warehouse after call 2"
+            # with what the last night left beside it: its snapshot and that snapshot's spare
+            assert (tmp_path / "w-inc-history.snapshot.duckdb").read_text() == "snapshot after call 2"
+            assert (tmp_path / "w-inc-history.snapshot.duckdb.spare").read_text() == "snapshot after call 1"
+        snapshot = db.with_name(db.name.replace(".duckdb", ".snapshot.duckdb"))
+        if snapshot.exists():
+            snapshot.replace(snapshot.with_name(snapshot.name + ".spare"))
         db.write_text(f"warehouse after call {len(calls)}")
-        return {0: 9.0, 1: 2.0, 2: 2.5, 3: 3.0, 4: 4.5, 5: 1.0, 6: 2.0}[len(calls) - 1], 1000
+        snapshot.write_text(f"snapshot after call {len(calls)}")
+        return {0: 9.0, 1: 9.0, 2: 2.0, 3: 2.5, 4: 3.0, 5: 4.5, 6: 1.0, 7: 2.0}[len(calls) - 1], 1000
     monkeypatch.setattr(run, "pipeline_seconds", fake_pipeline_seconds)
-    line = run.incremental(20, 1, tmp_path, repeat=3)
-    first, second = "usage-2026-10-01.jsonl", "usage-2026-10-02.jsonl"
-    history = ([first], "w-inc-loaded.duckdb", ("--follow-symlinks",))                  # history loaded once (untimed)
-    alone = ([second], "w-inc-alone.duckdb", ("--follow-symlinks",))                    # the new day alone
-    on_top = ([first, second], "w-inc-history.duckdb", ("--follow-symlinks",))          # the new day on top
-    assert calls == [history, alone, on_top, alone, on_top, alone, on_top]
-    assert line == {"requests_per_day": 20, "history_days": 1, "new_day_alone_seconds": 2.0,
+    line = run.incremental(20, 2, tmp_path, repeat=3)
+    first, second, third = "usage-2026-10-01.jsonl", "usage-2026-10-02.jsonl", "usage-2026-10-03.jsonl"
+    # history loaded (untimed) as all days but the last in one run, then the last as a night's run
+    history = [([first], "w-inc-loaded.duckdb", ("--follow-symlinks",)),
+               ([first, second], "w-inc-loaded.duckdb", ("--follow-symlinks",))]
+    alone = ([third], "w-inc-alone.duckdb", ("--follow-symlinks",))                           # the new day alone
+    on_top = ([first, second, third], "w-inc-history.duckdb", ("--follow-symlinks",))         # the new day on top
+    assert calls == [*history, alone, on_top, alone, on_top, alone, on_top]
+    assert line == {"requests_per_day": 20, "history_days": 2, "new_day_alone_seconds": 2.0,
                     "new_day_on_history_seconds": 2.5, "ratio_to_alone": 1.25, "peak_rss_bytes": 1000, "runs": 3,
                     "alone_seconds_each": [2.0, 3.0, 1.0], "on_history_seconds_each": [2.5, 4.5, 2.0]}
-    assert len((tmp_path / "logs-20x2" / second).read_text().splitlines()) == 20  # requests per day
+    assert len((tmp_path / "logs-20x3" / third).read_text().splitlines()) == 20  # requests per day
 
 
 def test_floor_mode_measures_the_lane_one_write_and_a_one_line_run(tmp_path):

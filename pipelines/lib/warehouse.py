@@ -13,16 +13,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 import hashlib
-import os
 import re
-import shutil
 import threading
 import time
 from pathlib import Path
 
 import duckdb
 
-from pipelines.lib import lake, options, providers
+from pipelines.lib import lake, options, providers, snapshot_copy
 from pipelines.lib.sql import statement, statements_in
 
 
@@ -353,18 +351,19 @@ def snapshot_path(db_path: str | Path) -> Path:
 
 def publish_snapshot(conn: duckdb.DuckDBPyConnection, db_path: str | Path) -> dict[str, object]:
     """Checkpoint the warehouse and atomically replace its snapshot with a copy; returns what was published
-    (``{"snapshot": path, "bytes": size}``; a DuckLake: ``{"snapshot": "ducklake snapshot N"}``, nothing copied).
+    (``{"snapshot": path, "bytes": size, "bytes_written": n, "spare_reused": bool}``; a DuckLake:
+    ``{"snapshot": "ducklake snapshot N"}``, nothing copied).
 
     DuckDB lets one process write a file and blocks every other process, readers too; ad-hoc SQL
     reads this snapshot instead, so it neither blocks nor is blocked by a run. Readers that have the
-    old snapshot open keep reading it (the rename leaves their file intact). A DuckLake's readers read
-    its committed snapshots, so it needs no copy.
+    old snapshot open keep reading it (the rename leaves their file intact). The copy rewrites only the
+    blocks that changed since the snapshot before it (``snapshot_copy``: that one is kept beside it as
+    ``<snapshot>.spare``). A DuckLake's readers read its committed snapshots, so it needs no copy.
     """
     if lake.is_lake(db_path):
         return {"snapshot": f"ducklake snapshot {lake.snapshots(conn)[-1][0]}"}
     conn.execute("checkpoint")
+    block_size = conn.execute("select block_size from pragma_database_size() where database_name = current_database()"
+                              ).fetchone()[0]
     target = snapshot_path(db_path)
-    partial = target.with_name(target.name + ".partial")
-    shutil.copyfile(db_path, partial)
-    os.replace(partial, target)
-    return {"snapshot": str(target), "bytes": target.stat().st_size}
+    return {"snapshot": str(target), **snapshot_copy.publish(Path(db_path), target, block_size)}
