@@ -20,6 +20,10 @@ family_days as (
             as cached_requests,
         sum(u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens)
             filter (where u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens > 0) as cached_span_tokens,
+        -- what the report's TTFT estimate prices (sql/whatif/ttft__family_usage.sql counts the same way)
+        coalesce(sum(coalesce(u.request_count, 1)) filter (where u.ttft_ms is null and u.cache_read_tokens > 0), 0)
+            as unmeasured_hit_requests,
+        coalesce(sum(u.cache_read_tokens) filter (where u.ttft_ms is null), 0) as unmeasured_cache_read_tokens,
         sum(u.read_discount_usd) as read_discount_usd
     from core.usage_priced u
     where u.day >= $start and u.day < $end
@@ -51,6 +55,8 @@ final as (
         coalesce(savings_usd, 0)::decimal(38, 15) as savings_usd,
         cache_write_premium_usd::decimal(38, 15) as cache_write_premium_usd,
         cached_rows, cached_requests::bigint as cached_requests, cached_span_tokens::bigint as cached_span_tokens,
+        unmeasured_hit_requests::bigint as unmeasured_hit_requests,
+        unmeasured_cache_read_tokens::bigint as unmeasured_cache_read_tokens,
         baseline_hit_rate,
         cast(greatest(coalesce(baseline_hit_rate - token_hit_rate, 0), 0)::decimal(18, 9)
              * coalesce(read_discount_usd, 0) as decimal(38, 15)) as lost_savings_usd

@@ -92,10 +92,12 @@ TIED_ROWS = {
     # fp:a on anthropic spans two apps (alpha named), and costs what fp:a on openai and fp:b cost
     "marts.prefix_families": [
         # (the KV-memory rows add up the cached spans: two requests in each family that cached, fp:a on anthropic
-        # over two days, 400 and 700 tokens in one row each, so 550 a row; fp:z cached nothing)
+        # over two days, 400 and 700 tokens in one row each, so 550 a row; fp:z cached nothing; the TTFT estimate
+        # lists the families whose hits logged no TTFT, all with one request: fp:z has none)
         {"day": day, "prefix_family": family, "provider": provider, "model": "m", "tenant": "t", "app": app,
          "requests": 1, "prompt_tokens": 10, "cache_read_tokens": 5, "cost_usd": cost, "savings_usd": 0,
-         "lost_savings_usd": 0, "cached_rows": cached[0], "cached_requests": cached[1], "cached_span_tokens": cached[2]}
+         "lost_savings_usd": 0, "cached_rows": cached[0], "cached_requests": cached[1], "cached_span_tokens": cached[2],
+         "unmeasured_hit_requests": 1 if cached[0] else 0, "unmeasured_cache_read_tokens": 5 if cached[0] else 0}
         for day, family, provider, app, cost, cached in ((DAY1, "fp:b", "openai", "zeta", 1, (1, 2, 500)),
                                                          (DAY1, "fp:a", "openai", "mid", 1, (2, 2, 1000)),
                                                          (DAY1, "fp:a", "anthropic", "zeta", 1, (1, 1, 400)),
@@ -113,16 +115,6 @@ TIED_ROWS = {
         {"day": DAY2, "prefix_family": "fp:a", "provider": "openai", "model": "m", "tenant": tenant, "app": "alpha",
          "ttft_requests": 5, "hit_requests": hits, "miss_requests": 5 - hits, "bad_latency_requests": 0}
         for tenant, hits in (("t2", 3), ("t1", 4))],
-    # two requests in each family: fp:a on anthropic from two apps (alpha named), the others in one usage row (the
-    # time-to-first-token estimate reads them)
-    "core.usage": [
-        {"request_id": f"r{i}", "day": DAY2, "prefix_family": family, "provider": provider, "model": "m",
-         "tenant": "t", "app": app, "request_count": count, "prompt_tokens": 1000, "uncached_input_tokens": 500,
-         "cache_read_tokens": 500, "cache_write_5m_tokens": 0, "cache_write_1h_tokens": 0}
-        for i, (family, provider, app, count) in enumerate((("fp:b", "openai", "zeta", 2),
-                                                            ("fp:a", "openai", "zeta", 2),
-                                                            ("fp:a", "anthropic", "mid", 1),
-                                                            ("fp:a", "anthropic", "alpha", 1)))],
 }
 
 
@@ -163,8 +155,8 @@ def test_tied_rows_come_out_in_the_tie_break_order(physical_order):
     assert rows(whatif["kv"], "prefix_family", "provider", "app", "requests", "mean_cached_span_tokens") == [
         ("fp:a", "anthropic", "alpha", 2, 550), ("fp:a", "openai", "mid", 2, 500), ("fp:b", "openai", "zeta", 2, 500)]
     assert rows(whatif["ttft_estimate"], "prefix_family", "provider", "app", "hits") == [
-        ("fp:a", "openai", "zeta", 2), ("fp:b", "openai", "zeta", 2), ("fp:a", "anthropic", "alpha", 1),
-        ("fp:a", "anthropic", "mid", 1)]
+        ("fp:a", "anthropic", "alpha", 1), ("fp:a", "anthropic", "zeta", 1), ("fp:a", "openai", "mid", 1),
+        ("fp:b", "openai", "zeta", 1)]
 
 
 def test_the_same_rows_stored_in_another_order_give_the_same_page(monkeypatch):
@@ -199,3 +191,41 @@ def test_the_kv_rows_from_the_families_day_sums_equal_an_average_of_the_requests
         expected = conn.execute(per_request, params).fetchall()
         assert conn.execute(statement("whatif/report__family_spans"), params).fetchall() == expected
     assert len(expected) > 10 and len({row[5] for row in expected}) > 5  # many families, many different means
+
+
+def test_the_ttft_estimate_rows_from_the_families_day_sums_equal_those_of_the_requests(tmp_path):
+    # the report's TTFT-estimate rows add up marts.prefix_families' day sums (requests, unmeasured hits and their
+    # cache reads); over a real run of two days, some requests logging a TTFT and some not, they must be the rows
+    # sql/whatif/ttft__family_usage.sql gives from the requests themselves (busiest first, hits without TTFT only)
+    import random
+    import sys
+
+    from pipelines.lib.sql import statement
+    from pipelines.lib.whatif import ttft_estimate
+    from tests.conftest import REPO, run_pipeline
+    sys.path.insert(0, str(REPO / "bench"))
+    import generate
+
+    generate.generate(600, 2, tmp_path / "logs", seed=11)
+    pick = random.Random(5)
+    lines = ["request_id,ts,provider,model,tenant,app,uncached_input_tokens,cache_read_tokens,output_tokens,ttft_ms"]
+    for n in range(300):  # five apps over both days: hits and misses, about half of them logging a TTFT
+        read = pick.choice([0, 1024, 2048, 4096])
+        ttft = pick.choice(["", str(pick.randint(150, 2500))])
+        lines.append(f"t{n},2026-10-0{1 + n % 2}T{n % 24:02d}:{n % 60:02d}:00Z,anthropic,claude-sonnet-4-5,acme,"
+                     f"app-{n % 5},{pick.randint(50, 3000)},{read},{pick.randint(5, 400)},{ttft}")
+    (tmp_path / "logs" / "timed.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    start, end = date(2026, 10, 1), date(2026, 10, 3)
+    keys = ("prefix_family", "provider", "model", "tenant", "app", "requests", "unmeasured_hit_requests",
+            "unmeasured_cache_read_tokens")
+    with duckdb.connect(str(db), read_only=True) as conn:
+        expected = [tuple(r[k] for k in keys) for r in ttft_estimate.family_rows(conn, start, end)
+                    if r["unmeasured_hit_requests"]]
+        found = conn.execute(statement("whatif/report__ttft_estimate"),
+                             {"start": start, "end": end, "limit": 1000}).fetchall()
+        measured = conn.execute("select count(ttft_ms), count(*) from core.usage where provider = 'anthropic' "
+                                "and model = 'claude-sonnet-4-5' and tenant = 'acme'").fetchone()
+    assert found == expected
+    assert 100 < measured[0] < 200 and measured[1] == 300  # about half logged a TTFT: the sums leave those out
+    assert len(expected) > 10 and any(row[4].startswith("app-") for row in expected)

@@ -49,8 +49,10 @@ def load(conn: duckdb.DuckDBPyConnection, start: date, end: date) -> dict[str, p
 
 
 def _ttft_estimate(conn: duckdb.DuckDBPyConnection, start: date, end: date, num_parameters: int) -> pd.DataFrame:
-    """The busiest families whose cache hits logged no TTFT, with the prefill seconds those reads saved."""
-    rows = [r for r in ttft_estimate.family_rows(conn, start, end) if r["unmeasured_hit_requests"]][:TOP_ROWS]
+    """The busiest families whose cache hits logged no TTFT, with the prefill seconds those reads saved (from the
+    families' day rows: ``sql/whatif/report__ttft_estimate.sql``)."""
+    cursor = conn.execute(statement("whatif/report__ttft_estimate"), {"start": start, "end": end, "limit": TOP_ROWS})
+    rows = [dict(zip([d[0] for d in cursor.description], row)) for row in cursor.fetchall()]
     estimated = ttft_estimate.estimate(rows, num_parameters, REFERENCE_CARD_TFLOPS)
     return pd.DataFrame([{
         "prefix_family": r["prefix_family"], "provider": r["provider"], "model": r["model"], "app": r["app"],
