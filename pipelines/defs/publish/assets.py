@@ -25,7 +25,9 @@ from pipelines.lib import lake, options, side_process, warehouse
     pool="duckdb",
 )
 def warehouse_snapshot(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    """Checkpoint and copy the warehouse to ``<name>.snapshot.duckdb`` (atomic rename).
+    """Checkpoint and copy the warehouse to ``<name>.snapshot.duckdb`` (atomic rename), rewriting only the blocks
+    that changed in the snapshot before it when no reader holds that one (``lib/snapshot_copy.py``); the metadata
+    says how many bytes were written (``bytes_written``) and whether it was (``spare_reused``).
 
     ``cachemeter sql`` and any DuckDB client opened read-only read the snapshot, so they answer while
     the next run holds the warehouse's single-writer lock. On a DuckLake nothing is copied: the
