@@ -51,7 +51,10 @@ def publish(source: Path, target: Path, block_size: int) -> dict[str, object]:
         written = size
     spare.unlink(missing_ok=True)  # a spare left in use by a reader: its inode lives on while the reader needs it
     if target.exists():
-        os.link(target, spare)  # the copy being replaced is the next publish's spare
+        try:
+            os.link(target, spare)  # the copy being replaced is the next publish's spare
+        except OSError:  # a file system without hard links (some network shares): no spare, the next copy is whole
+            pass
     os.replace(partial, target)
     return {"bytes": size, "bytes_written": written, "spare_reused": reused}
 

@@ -92,3 +92,19 @@ def test_a_file_without_duckdbs_block_layout_is_copied_whole(tmp_path):
     assert result == {"bytes": snapshot_copy.HEADER_BYTES + 1000, "bytes_written": snapshot_copy.HEADER_BYTES + 1000,
                       "spare_reused": False}
     assert target.read_bytes() == source.read_bytes()
+
+
+def test_a_folder_without_hard_links_publishes_whole_copies(tmp_path, monkeypatch):
+    """Some network shares refuse hard links: the snapshot is still published, with no spare kept."""
+    def refuse(source, link):
+        raise OSError(95, "Operation not supported")
+
+    monkeypatch.setattr(snapshot_copy.os, "link", refuse)
+    db, target = tmp_path / "w.duckdb", tmp_path / "w.snapshot.duckdb"
+    for day in range(3):
+        add_day(db, day)
+        result = publish(db, target)
+        assert result["spare_reused"] is False and result["bytes_written"] == db.stat().st_size
+        assert digest(target) == digest(db)
+    assert not (tmp_path / "w.snapshot.duckdb.spare").exists()
+    assert days_in(target) == [(day, 150_000) for day in range(3)]
