@@ -33,7 +33,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from pipelines.lib import lake, options, progress, warehouse
+from pipelines.lib import collector, lake, options, progress, warehouse
 
 app = typer.Typer(help="Cost metering and billing analytics for LLM prompt caching.", no_args_is_help=True,
                   add_completion=False, rich_markup_mode="markdown")
@@ -90,7 +90,8 @@ def run(
     # the side process imports the report's libraries and Great Expectations (seconds) on the other core while
     # this one imports Dagster and stages; the days' checks validate there and the report is rendered there
     side_process.preload()
-    from pipelines import runner
+    with collector.paused():  # Dagster's modules, loaded once for the process's life
+        from pipelines import runner
 
     _imports_heavy_modules = True
     logging.getLogger("dagster").setLevel(logging.ERROR)
@@ -352,6 +353,7 @@ def _print_summary(db: Path, result) -> None:
 
 def main() -> None:
     """Console-script entry point: runs the command; after ``run``, exits without the interpreter's teardown."""
+    collector.own_process()
     try:
         app()
     except SystemExit as done:  # typer ends every command so, with its exit code

@@ -24,7 +24,7 @@ from pipelines.defs.nightly.jobs import (CLI_TRIGGER, CODE_LOCATION, PUBLISH_ASS
                                           ingest_job, publish_job, range_tags)
 from pipelines.defs.settings import DEFAULT_LOGS, CachemeterSettings
 from pipelines.ingest import objectstore
-from pipelines.lib import lake, progress, side_process, warehouse
+from pipelines.lib import collector, lake, progress, side_process, warehouse
 from pipelines.lib.sql import statement
 
 
@@ -80,11 +80,12 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
     from pipelines.defs.nightly.sensors import pending_ranges
     from pipelines.definitions import defs as load_defs
 
-    defs = load_defs()
-    if instance is None and os.environ.get("DAGSTER_HOME"):
-        Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)  # Dagster requires it to exist
-        instance = dg.DagsterInstance.get()
-    instance = instance or dg.DagsterInstance.ephemeral()
+    with collector.paused():  # the definitions and Dagster's instance: most of the objects a run ever holds
+        defs = load_defs()
+        if instance is None and os.environ.get("DAGSTER_HOME"):
+            Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)  # Dagster requires it to exist
+            instance = dg.DagsterInstance.get()
+        instance = instance or dg.DagsterInstance.ephemeral()
     dependent_days = CachemeterSettings.from_env().dependent_days
     workers = parallel_days.workers_for(os.environ["CACHEMETER_DB"])
 

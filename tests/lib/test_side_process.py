@@ -7,6 +7,7 @@ from multiprocessing import Pipe
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from pipelines.lib import side_process, warehouse
 
@@ -52,10 +53,12 @@ def test_the_report_is_written_from_the_snapshot_by_the_side_process(tmp_path):
     assert "No data yet." in out.read_text(encoding="utf-8")
 
 
-def test_gx_imports_without_running_scipy_stats_which_still_works_when_used():
+def test_gx_imports_without_running_scipy_stats_or_its_unused_integrations_and_still_validates():
     # GX's import runs `from scipy import stats` for three expectations cachemeter never uses (1.5-1.8 s of its
-    # import here); deferred, the module is bound but not run until an attribute is read. A new interpreter, so
-    # that nothing this test process imported before counts.
+    # import here); deferred, the module is bound but not run until an attribute is read. Its SQL and AWS
+    # integrations (SQLAlchemy, boto3: installed here for Dagster and object-store logs) are hidden while it
+    # imports, so it takes its own "not installed" placeholders. A new interpreter, so that nothing this test
+    # process imported before counts.
     script = """
 import sys
 import pyarrow as pa
@@ -69,6 +72,11 @@ with pa.ipc.new_stream(sink, table.schema) as writer:
     writer.write_table(table)
 results = side_process.validate(specs, sink.getvalue().to_pybytes())
 print([(r["success"], r["unexpected_count"], r["examples"]) for r in results])
+print(sorted(name for name in side_process.GX_UNUSED_INTEGRATIONS if name in sys.modules))
+from great_expectations.compatibility import sqlalchemy as gx_sqlalchemy
+print(type(gx_sqlalchemy.sqlalchemy).__name__)
+import sqlalchemy  # hidden only while GX imported
+print(sqlalchemy.__name__)
 print("scipy.stats._stats_py" in sys.modules)
 from scipy import stats
 print(stats.norm.cdf(0.0), "scipy.stats._stats_py" in sys.modules)
@@ -76,4 +84,23 @@ print(stats.norm.cdf(0.0), "scipy.stats._stats_py" in sys.modules)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                           cwd=Path(side_process.__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.splitlines() == ["[(False, 1, ['azure']), (False, 1, ['11'])]", "False", "0.5 True"]
+    assert done.stdout.splitlines() == ["[(False, 1, ['azure']), (False, 1, ['11'])]", "[]", "NotImported",
+                                        "sqlalchemy", "False", "0.5 True"]
+
+
+def test_a_hidden_package_is_not_installed_inside_the_block_only_and_never_half_hidden(tmp_path, monkeypatch):
+    (tmp_path / "cm_probe_pkg").mkdir()
+    (tmp_path / "cm_probe_pkg" / "__init__.py").write_text("VALUE = 7\n")
+    (tmp_path / "cm_probe_pkg" / "part.py").write_text("PART = 8\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with side_process.hidden(frozenset({"cm_probe_pkg"})):
+        with pytest.raises(ModuleNotFoundError, match="cm_probe_pkg"):
+            import cm_probe_pkg  # noqa: F401
+    import cm_probe_pkg
+    assert cm_probe_pkg.VALUE == 7
+    # imported already: hiding its submodule would leave the package half set up, so nothing is hidden
+    with side_process.hidden(frozenset({"cm_probe_pkg"})):
+        from cm_probe_pkg import part
+    assert part.PART == 8
+    for name in ("cm_probe_pkg.part", "cm_probe_pkg"):
+        sys.modules.pop(name, None)
