@@ -4,7 +4,7 @@ Examples::
 
     cachemeter run                                   # bundled demo logs -> warehouse/cachemeter.duckdb
     cachemeter run --logs ~/llm-logs --prices rates.csv
-    cachemeter sql "select * from marts.daily_savings order by day"
+    cachemeter sql "select day, app, token_hit_rate, savings_usd from marts.daily_savings order by day desc limit 20"
     cachemeter report --days 14            # self-contained HTML with charts
     cachemeter doctor                      # what is installed, configured and what to fix
     cachemeter whatif routing --logs traces/ --cards 4 --policy all   # what routing by prefix would change
@@ -297,6 +297,11 @@ def _invoked_as() -> str:
         return str(argv0)
 
 
+# what the run's last line suggests next: few enough columns to read in a terminal (all 19 columns are cut to a few
+# characters each at 80-120 columns)
+TRY_QUERY = "select day, app, token_hit_rate, savings_usd from marts.daily_savings order by day desc limit 20"
+
+
 def _print_summary(db: Path, result) -> None:
     with warehouse.connect(warehouse.for_readers(db), read_only=True) as conn:
         files = conn.execute(
@@ -348,7 +353,7 @@ def _print_summary(db: Path, result) -> None:
                       "0 accepted.[/yellow]" if rejected else "[yellow]No log records were found.[/yellow]")
     command = _invoked_as()
     console.print(f"Warehouse: {db}   report: {warehouse.report_path(db)}   try: {command} sql "
-                  f"\"select * from marts.daily_savings order by day\" --db {db}", soft_wrap=True)
+                  f"\"{TRY_QUERY}\" --db {db}", soft_wrap=True)
 
 
 def main() -> None:

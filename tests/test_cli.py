@@ -68,6 +68,13 @@ def test_sql_answers_read_only_and_refuses_writes(tmp_path):
         assert refused.returncode == 1, statement
     assert not (tmp_path / "other.duckdb").exists() and not (tmp_path / "out.csv").exists()
     assert query(db, "select count(*) from core.usage")[0][0] > 5000
+    # the query the run's last line suggests runs as printed, with columns few enough to read in a terminal
+    suggested = built.stdout.replace("\n", "").split(' sql "', 1)[1].split('"', 1)[0]
+    tried = cachemeter("sql", suggested, "--db", str(db), "--format", "json", cwd=tmp_path)
+    assert tried.returncode == 0, tried.stderr
+    rows = json.loads(tried.stdout)
+    assert len(rows) == 20 and list(rows[0]) == ["day", "app", "token_hit_rate", "savings_usd"]
+    assert rows[0]["day"] == "2026-11-27"  # newest first
 
 
 def test_demo_logs_are_deterministic(tmp_path):
