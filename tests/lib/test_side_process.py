@@ -57,12 +57,14 @@ def test_gx_imports_without_running_scipy_stats_or_its_unused_integrations_and_s
     # GX's import runs `from scipy import stats` for three expectations cachemeter never uses (1.5-1.8 s of its
     # import here); deferred, the module is bound but not run until an attribute is read. Its SQL and AWS
     # integrations (SQLAlchemy, boto3: installed here for Dagster and object-store logs) are hidden while it
-    # imports, so it takes its own "not installed" placeholders. A new interpreter, so that nothing this test
-    # process imported before counts.
+    # imports, so it takes its own "not installed" placeholders (also after the report's libraries, as a CLI run's
+    # side process loads them first; one of them importing SQLAlchemy would turn the hiding off). A new
+    # interpreter, so that nothing this test process imported before counts.
     script = """
 import sys
 import pyarrow as pa
 from pipelines.lib import side_process
+side_process._report_libraries()  # what a CLI run's side process loads before GX: none of them may load the hidden ones
 side_process.defer_scipy_stats()
 specs = [("ExpectColumnValuesToBeInSet", {"column": "provider", "value_set": ["openai"]}),
          ("ExpectColumnValuesToBeBetween", {"column": "tokens", "min_value": 0, "max_value": 10})]
@@ -93,6 +95,9 @@ def test_a_hidden_package_is_not_installed_inside_the_block_only_and_never_half_
     (tmp_path / "cm_probe_pkg" / "__init__.py").write_text("VALUE = 7\n")
     (tmp_path / "cm_probe_pkg" / "part.py").write_text("PART = 8\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("cm_probe_pkg.part", "cm_probe_pkg"):  # gone again after the test, whatever its outcome
+        monkeypatch.setitem(sys.modules, name, None)  # recorded as absent before: removed at teardown
+        monkeypatch.delitem(sys.modules, name)
     with side_process.hidden(frozenset({"cm_probe_pkg"})):
         with pytest.raises(ModuleNotFoundError, match="cm_probe_pkg"):
             import cm_probe_pkg  # noqa: F401
@@ -102,5 +107,3 @@ def test_a_hidden_package_is_not_installed_inside_the_block_only_and_never_half_
     with side_process.hidden(frozenset({"cm_probe_pkg"})):
         from cm_probe_pkg import part
     assert part.PART == 8
-    for name in ("cm_probe_pkg.part", "cm_probe_pkg"):
-        sys.modules.pop(name, None)
