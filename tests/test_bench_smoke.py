@@ -208,3 +208,23 @@ def test_problem_floor_disagrees_with_a_warehouse_of_other_logs(tmp_path):
                                       problem_floor.rates(generate.FIRST_DAY.date()))
     assert result["totals"][0] == 40 and result["totals"][1] == 40
     assert problem_floor.compare(result["totals"], other) is False
+
+
+def test_statement_times_files_each_statement_under_its_sql_file(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = (REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl").read_text().splitlines()
+    (logs / "one.jsonl").write_text(lines[0] + "\n")
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "statement_times.py"), "--logs", str(logs),
+                           "--db", str(tmp_path / "w.duckdb")], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = json.loads(done.stdout.strip().splitlines()[-1])
+    calls = {name: count for name, count, _ in line["statements"]}
+    # one file of one record: the lane reads it once, the day is priced once and its savings rolled up once
+    assert calls["ingest/fast_items__read_jsonl"] == 1
+    assert calls["ingest/usage__insert_batch"] == 1
+    assert calls["costs/usage_costs__insert_window"] == 1
+    assert calls["marts/daily_savings__insert_window"] == 1
+    assert all(seconds >= 0 for _, _, seconds in line["statements"])
+    assert 0 < line["statement_seconds"] < line["wall_seconds"]
+    assert "statement" in done.stderr and "ingest/fast_items__read_jsonl" in done.stderr  # the table
