@@ -102,22 +102,12 @@ def run(
         runner.configure(logs, db, prices, follow_symlinks, data_path)
         CachemeterSettings.from_env()
     except ValueError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from exc
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[label]}"), TimeElapsedColumn(), console=err_console,
                   transient=True) as bar:
-        task = bar.add_task("Reading logs", total=None, label="")
-
-        steps = {"ingest": "Reading logs", "build": "Building UTC days", "publish": "Publishing"}
-
-        def listener(step: str, done: int, total: int, label: str) -> None:
-            if step == "warning":
-                bar.console.print(f"[yellow]warning:[/yellow] {label}", soft_wrap=True)
-                return
-            bar.update(task, description=steps.get(step, step), completed=done, total=total, label=label)
-
-        progress.set_listener(listener)
+        progress.set_listener(progress_listener(bar, bar.add_task("Reading logs", total=None, label="")))
         try:
             result = runner.run_pipeline(all_days=all_days, wait_seconds=wait)
         except (runner.PipelineError, warehouse.WarehouseBusyError, lake.LakeError) as exc:
@@ -129,6 +119,28 @@ def run(
         finally:
             progress.set_listener(None)
     _print_summary(db, result)
+
+
+STEPS = {"ingest": "Reading logs", "build": "Building UTC days", "publish": "Publishing"}
+
+
+def progress_listener(bar: Progress, task) -> progress.Listener:
+    """The run's listener for ``lib/progress``: counted reports move ``task``'s bar (description from ``STEPS``,
+    label: the file or days); ``doing`` reports add what the step does now after that label ("2026-10-01 ..
+    2026-10-01 · pricing"), until the next counted report; warnings print one line above the bar."""
+    shown = {"label": "", "doing": ""}
+
+    def listener(step: str, done: int, total: int, label: str) -> None:
+        if step == "warning":
+            bar.console.print(f"[yellow]warning:[/yellow] {escape(label)}", soft_wrap=True)
+            return
+        if step == "doing":
+            shown["doing"] = label
+        else:
+            shown["label"], shown["doing"] = label, ""
+            bar.update(task, description=STEPS.get(step, step), completed=done, total=total)
+        bar.update(task, label=escape(" · ".join(part for part in (shown["label"], shown["doing"]) if part)))
+    return listener
 
 
 @app.command()
@@ -177,17 +189,17 @@ def sql(
                           "(raise --memory-limit or CACHEMETER_MEMORY_LIMIT)", soft_wrap=True)
         raise typer.Exit(1) from exc
     except (FileNotFoundError, ValueError) as exc:  # ValueError: --as-of on a DuckDB file; a bad --as-of
-        err_console.print(f"[red]error:[/red] {exc}")
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
     except duckdb.IOException as exc:
         hint = ("" if "lock" not in str(exc).lower()
                 else " (a run holds the DuckLake's DuckDB catalog file: a ducklake:sqlite: or ducklake:postgres: "
                      "catalog is read while a run writes)" if lake.is_lake(db)
                 else " (a run holds the warehouse's write lock: drop --live to read the snapshot)")
-        err_console.print(f"[red]error:[/red] {exc}{hint}")
+        err_console.print(f"[red]error:[/red] {escape(str(exc) + hint)}")
         raise typer.Exit(1) from exc
     except duckdb.Error as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
     if output is OutputFormat.csv:
         writer = csv.writer(sys.stdout)
@@ -196,7 +208,7 @@ def sql(
     elif output is OutputFormat.json:
         print(json.dumps([dict(zip(columns, row)) for row in rows], default=str, indent=1))
     else:
-        table = Table(*columns)
+        table = Table(*[escape(c) for c in columns])
         for row in rows:
             table.add_row(*[_cell(v) for v in row])
         console.print(table)
@@ -222,9 +234,9 @@ def report(
         with warehouse.connect(source, read_only=True) as conn:
             written = cache_report.write(conn, out, days)
     except FileNotFoundError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
-    console.print(f"Report written to {written} ({written.stat().st_size / 1e6:.1f} MB, no network needed to open it)")
+    console.print(f"Report written to {escape(str(written))} ({written.stat().st_size / 1e6:.1f} MB, no network needed to open it)")
 
 
 @app.command()
@@ -240,7 +252,7 @@ def doctor(db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="C
     table = Table("check", "status", "detail / fix", title="cachemeter doctor")
     for result in results:
         colour = {"ok": "green", "warn": "yellow", "fail": "red"}[result.status]
-        table.add_row(result.name, f"[{colour}]{result.status}[/{colour}]", result.detail)
+        table.add_row(result.name, f"[{colour}]{result.status}[/{colour}]", escape(result.detail))
     console.print(table)
     if any(r.status == "fail" for r in results):
         raise typer.Exit(1)
@@ -276,7 +288,8 @@ _register_fetch()
 
 
 def _cell(value) -> str:
-    return "" if value is None else str(value)
+    """A value as a table cell shows it: its text, not rich markup ("[/b]" in a value is printed, not parsed)."""
+    return "" if value is None else escape(str(value))
 
 
 def _usd(value: Decimal | None) -> str:
@@ -317,16 +330,16 @@ def _print_summary(db: Path, result) -> None:
 
     table = Table("file", "rows in", "accepted", "quarantined", title="Files (rows in = accepted + quarantined)")
     for name, rows_in, accepted, quarantined in files:
-        table.add_row(name, f"{rows_in:,}", f"{accepted:,}", f"[red]{quarantined:,}[/red]" if quarantined else "0")
+        table.add_row(escape(name), f"{rows_in:,}", f"{accepted:,}", f"[red]{quarantined:,}[/red]" if quarantined else "0")
     console.print(table)
     if rejected:
         table = Table("file", "line", "why it was quarantined", title="Quarantined records (nothing is lost: see core.quarantine)")
         for name, line, reason, _ in rejected:
-            table.add_row(name, str(line), reason if len(reason) <= 110 else reason[:107] + "...")
+            table.add_row(escape(name), str(line), escape(reason if len(reason) <= 110 else reason[:107] + "..."))
         console.print(table)
         if rejected[0][3] > len(rejected):
             console.print(f"... and {rejected[0][3] - len(rejected):,} more: {_invoked_as()} sql "
-                          f"\"select source_file, source_line, reason from core.quarantine order by all\" --db {db}", soft_wrap=True)
+                          f"\"select source_file, source_line, reason from core.quarantine order by all\" --db {escape(str(db))}", soft_wrap=True)
 
     table = Table("day (UTC)", "requests", "prompt tokens", "token hit rate", "cost", "no-cache cost", "savings",
                   "unpriced", title="Daily savings (USD)")
@@ -343,7 +356,7 @@ def _print_summary(db: Path, result) -> None:
         console.print(f"[bold]{open_count} open incident(s), {len(alerts) - open_count} resolved:[/bold]")
         for status, severity, message in alerts:
             colour = "dim" if status == "resolved" else "red" if severity == "critical" else "yellow"
-            console.print(f"  [{colour}]{status} {severity}[/{colour}]: {message}", soft_wrap=True)
+            console.print(f"  [{colour}]{status} {severity}[/{colour}]: {escape(message)}", soft_wrap=True)
     if result.first_day is None and days:
         console.print("[dim]No new or changed logs or prices since the last run: no day was rebuilt "
                       "(--all-days rebuilds every day).[/dim]")
@@ -352,8 +365,8 @@ def _print_summary(db: Path, result) -> None:
         console.print(f"[yellow]No usage rows were accepted: {rejected:,} record(s) quarantined (reasons above), "
                       "0 accepted.[/yellow]" if rejected else "[yellow]No log records were found.[/yellow]")
     command = _invoked_as()
-    console.print(f"Warehouse: {db}   report: {warehouse.report_path(db)}   try: {command} sql "
-                  f"\"{TRY_QUERY}\" --db {db}", soft_wrap=True)
+    console.print(escape(f"Warehouse: {db}   report: {warehouse.report_path(db)}   try: {command} sql "
+                         f"\"{TRY_QUERY}\" --db {db}"), soft_wrap=True)
 
 
 def main() -> None:

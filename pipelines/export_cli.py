@@ -16,6 +16,7 @@ import duckdb
 import pyarrow.compute as pc
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from pipelines.lib import focus as focus_export
 from pipelines.lib import warehouse
@@ -48,15 +49,15 @@ def focus(
         with warehouse.connect(source, read_only=True) as conn:
             table = focus_export.export(conn, out, first_day, last_day)
     except (focus_export.FocusExportError, FileNotFoundError) as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
     except duckdb.Error as exc:
-        err_console.print(f"[red]error:[/red] {db}: {exc}")
+        err_console.print(f"[red]error:[/red] {escape(f'{db}: {exc}')}")
         raise typer.Exit(1) from exc
     except OSError as exc:
-        err_console.print(f"[red]error:[/red] cannot write {out}: {exc.strerror or exc}")
+        err_console.print(f"[red]error:[/red] {escape(f'cannot write {out}: {exc.strerror or exc}')}")
         raise typer.Exit(1) from exc
     billed = pc.sum(table.column("BilledCost")).as_py() if table.num_rows else 0
     days = pc.unique(table.column("ChargePeriodStart")).to_pylist() if table.num_rows else []
     console.print(f"{table.num_rows:,} FOCUS rows over {len(days):,} day(s), BilledCost {billed or 0:,.6f} USD, "
-                  f"written to {out}", soft_wrap=True)
+                  f"written to {escape(str(out))}", soft_wrap=True)

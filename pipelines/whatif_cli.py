@@ -18,6 +18,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pipelines.lib.whatif import kv_memory, prefill, routing, routing_inputs, ttft_estimate
@@ -41,7 +42,7 @@ class Format(str, Enum):
 
 
 def _fail(message: str) -> None:
-    err_console.print(f"[red]error:[/red] {message}")
+    err_console.print(f"[red]error:[/red] {escape(message)}")
     raise typer.Exit(1)
 
 
@@ -107,7 +108,7 @@ def _requests(logs: Path | None, db: Path | None, block_tokens: int | None) -> l
     if logs is not None:
         found = routing_inputs.read_trace_folder(logs, block_tokens)
         for line in found.skipped[:5]:
-            err_console.print(f"[yellow]skipped[/yellow] {line}")
+            err_console.print(f"[yellow]skipped[/yellow] {escape(line)}")
         if len(found.skipped) > 5:
             err_console.print(f"[yellow]... and {len(found.skipped) - 5:,} more skipped lines[/yellow]")
         if found.requests:
@@ -171,9 +172,9 @@ def kv_command(
     if output is Format.json:
         print(json.dumps(result, indent=1))
         return
-    table = Table("quantity", "value", title=f"KV memory: {model.name}")
+    table = Table("quantity", "value", title=f"KV memory: {escape(model.name)}")
     for key, value in result.items():
-        table.add_row(key, f"{value:,.4f}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else str(value))
+        table.add_row(key, f"{value:,.4f}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else escape(str(value)))
     console.print(table)
 
 
@@ -217,12 +218,12 @@ def ttft_command(
         return
     table = Table("family", "model", "app", "requests", "unmeasured hits", "cache read tokens",
                   "est. prefill s saved", "est. s per hit", "measured", "measured median saved (ms)",
-                  title=f"Time to first token: {model.name} ({model.num_parameters:,} parameters) on "
+                  title=f"Time to first token: {escape(model.name)} ({model.num_parameters:,} parameters) on "
                         f"{card_tflops:g} TFLOP/s x {utilization:g}")
     for f in families[:top]:
         per_hit = f["prefill_seconds_saved_per_hit"]
         saved = f["measured_median_ttft_saved_ms"]
-        table.add_row(f["prefix_family"], f["model"] or "", f["app"], f"{f['requests']:,}", f"{f['unmeasured_hit_requests']:,}",
+        table.add_row(escape(f["prefix_family"]), escape(f["model"] or ""), escape(f["app"]), f"{f['requests']:,}", f"{f['unmeasured_hit_requests']:,}",
                       f"{f['unmeasured_cache_read_tokens']:,}", f"{f['prefill_seconds_saved']:,.3f}",
                       "" if per_hit is None else f"{per_hit:.4f}", f"{f['measured_requests']:,}",
                       "" if saved is None else f"{saved:,.1f}")

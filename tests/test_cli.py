@@ -272,3 +272,57 @@ def test_report_days_sets_the_window_of_the_runs_report_and_of_report(tmp_path):
     assert cachemeter("report", "--db", str(db), "--days", "2", cwd=tmp_path,
                       env={"CACHEMETER_REPORT_DAYS": "1"}).returncode == 0
     assert "Last 2 day(s)" in html.read_text()  # the option wins over the variable
+
+
+def test_the_progress_line_names_the_file_or_days_then_what_the_step_does_and_prints_odd_names_as_they_are():
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress, TextColumn
+
+    from pipelines.cli import progress_listener
+
+    out = io.StringIO()
+    console = Console(file=out, width=200, force_terminal=False, color_system=None)
+    bar = Progress(TextColumn("{task.description}"), TextColumn("{task.fields[label]}"), console=console)
+    task = bar.add_task("Reading logs", total=None, label="")
+    listener = progress_listener(bar, task)
+
+    def shown():
+        found = bar.tasks[0]
+        return found.description, found.completed, found.total, found.fields["label"]
+
+    listener("ingest", 0, 2, "logs/a.jsonl")
+    assert shown() == ("Reading logs", 0, 2, "logs/a.jsonl")
+    listener("doing", 0, 0, "publishing to core.usage")  # counts stay; the label says what the step does
+    assert shown() == ("Reading logs", 0, 2, "logs/a.jsonl · publishing to core.usage")
+    listener("build", 0, 1, "2026-10-01 .. 2026-10-01")  # a counted report forgets the last step's doing
+    assert shown() == ("Building UTC days", 0, 1, "2026-10-01 .. 2026-10-01")
+    listener("doing", 0, 0, "building core.usage_costs")
+    assert shown()[3] == "2026-10-01 .. 2026-10-01 · building core.usage_costs"
+    # a file name that reads as rich markup (a closing tag: a MarkupError traceback when rendered unescaped) is
+    # shown as it is, on the bar and in a warning
+    listener("ingest", 1, 2, "a[/b].jsonl")
+    listener("warning", 0, 0, "a[/b].jsonl: changed while it was read")
+    console.print(bar.get_renderable())
+    assert "a[/b].jsonl" in out.getvalue() and "warning: a[/b].jsonl: changed while it was read" in out.getvalue()
+
+
+def test_names_and_values_that_read_as_rich_markup_are_printed_as_they_are_not_a_traceback(tmp_path):
+    # a folder "a[" holding "b].jsonl" is the file a[/b].jsonl: as rich markup, a closing tag that matches nothing,
+    # which stopped the run's summary (and `sql` on such a value) with a MarkupError traceback
+    logs = tmp_path / "logs" / "a["
+    logs.mkdir(parents=True)
+    lines = (REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl").read_text().splitlines()
+    (logs / "b].jsonl").write_text(lines[0] + "\n" + '{"ts": "[/i]"}\n')
+    db = tmp_path / "w[/x].duckdb"
+    done = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(db), cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert "a[/b].jsonl" in done.stdout and str(db) in done.stdout.replace("\n", "")
+    assert query(db, "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files") == [("a[/b].jsonl", 2, 1, 1)]
+    shown = cachemeter("sql", "select source_file as \"[/f]\", '[bold]x[/bold]' as v from stage.files", "--db", str(db),
+                       cwd=tmp_path)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert "[/f]" in shown.stdout and "a[/b].jsonl" in shown.stdout and "[bold]x[/bold]" in shown.stdout
+    failed = cachemeter("sql", "select * from [/t]", "--db", str(db), cwd=tmp_path)
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr and "[/t]" in failed.stderr, failed.stderr

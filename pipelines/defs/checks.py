@@ -12,7 +12,7 @@ import dagster as dg
 import duckdb
 
 from pipelines.defs.partitions import id_buckets, whole, window_parts
-from pipelines.lib import expectations
+from pipelines.lib import expectations, progress
 from pipelines.lib.providers import PROVIDERS
 from pipelines.lib.sql import params_for, statement
 
@@ -42,6 +42,7 @@ def invariant(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, 
     ``in_id_buckets`` once per bucket of request ids (``partitions.id_buckets``, for a predicate over
     every id of the window that takes ``$bucket`` and ``$buckets``), summed the same way.
     """
+    progress.doing(f"checking {name}")
     text = statement(f"checks/{sql_name}")
     violations, offending, has_offending = 0, [], False
     parts = (window_parts(conn, params, by_ids="$bucket" in text) if in_parts

@@ -1,5 +1,6 @@
 """What every daily (UTC-partitioned) warehouse asset shares: its decorator and the window rewrite."""
 
+import functools
 from datetime import timedelta
 from decimal import Decimal
 
@@ -8,7 +9,7 @@ import duckdb
 
 from pipelines.defs.catalog import table_spec
 from pipelines.defs.partitions import daily_partitions, whole, window_parts
-from pipelines.lib import faults
+from pipelines.lib import faults, progress
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import settle, transaction
 
@@ -17,10 +18,19 @@ def daily_asset(key: list[str], deps: list, check_specs: list | None = None, **e
     """``@dg.asset`` for a table rebuilt per UTC-day window: daily partitions, single-run backfills,
     DuckDB pool ``duckdb`` (one writer at a time), the checks it runs on the window it wrote, and the
     table's description and column schema from ``sql/schema`` (``catalog.table_spec``); ``extra`` goes
-    to ``dg.asset`` as it is (a freshness policy, say)."""
-    return dg.asset(key=key, deps=deps, partitions_def=daily_partitions,
-                    backfill_policy=dg.BackfillPolicy.single_run(), kinds={"duckdb"}, pool="duckdb",
-                    check_specs=check_specs, **table_spec(key), **extra)
+    to ``dg.asset`` as it is (a freshness policy, say). The step says it is building its table
+    (``progress.doing``: the CLI's progress line names it during a long day)."""
+    asset = dg.asset(key=key, deps=deps, partitions_def=daily_partitions,
+                     backfill_policy=dg.BackfillPolicy.single_run(), kinds={"duckdb"}, pool="duckdb",
+                     check_specs=check_specs, **table_spec(key), **extra)
+
+    def decorate(compute):
+        @functools.wraps(compute)  # Dagster reads the parameters and docstring through __wrapped__
+        def announced(*args, **kwargs):
+            progress.doing(f"building {'.'.join(key)}")
+            return compute(*args, **kwargs)
+        return asset(announced)
+    return decorate
 
 
 def add_day_metadata(context: dg.AssetExecutionContext, cursor: duckdb.DuckDBPyConnection, params: dict) -> int:

@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.ingest import body_chunks, cache_models, containers, fingerprints, formats, generations, objectstore
-from pipelines.lib import faults, prices
+from pipelines.lib import faults, prices, progress
 from pipelines.ingest.discover import LogFile, duckdb_literal_path
 from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, NEWLINE, Unreadable, malformed_json_excerpt,
                                       read_head, read_line_ranges, read_records, read_tail)
@@ -303,6 +303,7 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
     segments = [_Segment(log, error=log.error) for log in logs]
     try:
         with tempfile.TemporaryDirectory(prefix="cachemeter-stage-") as scratch:  # a gzip file's text, read by the lane
+            progress.doing("normalising records")
             lane_offset, again = _batch_lane(conn, segments, params, plan.heads, Path(scratch)) if fast_lane else (0, None)
             return _stage_segments(conn, logs, segments, plan, params, defaults, lane_offset, again)
     except _FileChanged as changed:  # nothing of the batch is published yet: read it again, each line once
@@ -373,6 +374,8 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         log = segment.log
         if segment.in_lane and not _any_in(wanted_numbers, segment.base + 1, segment.base + segment.span):  # line 0: the placeholder
             continue
+        progress.doing("reading request bodies and the lines the lane left" if segment.in_lane
+                       else f"reading {log.relative}")
         if log.error:
             found = [Unreadable(0, log.error, _excerpt_of_error(log.error))]
             tables: list[pa.Table] = []
@@ -457,6 +460,7 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         "tail_sha": pa.array([None if head is None else _tail_sha(s.log) for s, head in zip(segments, heads)], pa.string()),
         "read_error": pa.array([s.error for s in segments], pa.string()),
     })
+    progress.doing("publishing to core.usage")
     _create_staged_items(conn, batch_files, lane_offset)
     conn.execute(statement("ingest/staged_items__supersede_snapshots"))
     actions = {"retire": [(name, plan.retire[name]) for name in batch_files["source_file"].to_pylist() if name in plan.retire],

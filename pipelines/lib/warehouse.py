@@ -32,6 +32,12 @@ CONNECTION_CONFIG = {"custom_user_agent": "cachemeter", "max_vacuum_tasks": 0}
 # DuckDB's own max_vacuum_tasks (1.5.5): how many merges of adjacent row groups a checkpoint may schedule. A run
 # checkpoints after each commit (settle) with none: see settle for why and when it merges after all.
 VACUUM_TASKS = 100
+# DuckDB's own progress bar (on by default in its Python client) prints to standard output, terminal or not, for
+# any statement over 2 s: thousands of carriage-return updates in a nightly job's log (a 5M-request day wrote one per
+# tenth of a second of its lane, with estimates jumping between "<1 second" and "~17 minutes remaining"), drawn over
+# the CLI's own progress line in a terminal, and mixed into `cachemeter sql --format csv` output on a slow query. The
+# CLI reports its own progress (lib/progress.py) on standard error; every connection cachemeter opens turns DuckDB's off.
+NO_PROGRESS_BAR = "SET enable_progress_bar = false"
 
 
 def configured_memory_limit() -> str:
@@ -47,6 +53,7 @@ def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """
     conn.execute("SET TimeZone = 'UTC'")
     conn.execute("SET memory_limit = $limit", {"limit": configured_memory_limit()})
+    conn.execute(NO_PROGRESS_BAR)
     sha = _definitions_sha()
     try:
         if conn.execute("select sha from stage.definitions_version").fetchall() == [(sha,)]:
@@ -158,6 +165,7 @@ def _locked_for_reading(conn: duckdb.DuckDBPyConnection, memory_limit: str | Non
     try:
         conn.execute("SET TimeZone = 'UTC'")
         conn.execute("SET memory_limit = $limit", {"limit": memory_limit or configured_memory_limit()})
+        conn.execute(NO_PROGRESS_BAR)
         # ad-hoc SQL reads the warehouse only: no ATTACH, COPY TO, file readers or extension installs;
         # locked last, so neither this nor the limits above can be switched back in the session
         conn.execute("SET enable_external_access = false")

@@ -1,9 +1,12 @@
 """pipelines/lib/warehouse.py: preparing a warehouse, including one from before a table was folded away."""
 
+import subprocess
+import sys
+
 import duckdb
 import pytest
 
-from tests.conftest import run_pipeline, snapshot, write_jsonl
+from tests.conftest import REPO, run_pipeline, snapshot, write_jsonl
 
 
 def dated_model_logs(folder):
@@ -140,3 +143,23 @@ def test_appending_a_day_rewrites_no_earlier_row_group_and_a_delete_compacts(tmp
     # the compacting checkpoint merges, then sets merging back off for the rest of the connection's run
     assert row_groups_after_days(tmp_path / "c", warehouse.CONNECTION_CONFIG, days, compact_after_delete=True) \
         == ([1, 2, 3, 4, 3], 0)
+
+
+def test_no_connection_draws_duckdbs_own_progress_bar(tmp_path):
+    # DuckDB's Python client draws a progress bar on standard output for any statement over 2 s, terminal or not: a
+    # nightly job's log filled with carriage-return updates, drawn over the CLI's own line (bench: a 5M-request day).
+    # A new interpreter, as a user's: under pytest's captured output DuckDB starts with the bar off anyway.
+    script = """
+import sys, duckdb
+from pipelines.lib import warehouse
+setting = "select current_setting('enable_progress_bar')"
+print(duckdb.connect().execute(setting).fetchall()[0][0])  # DuckDB's own default
+with warehouse.connect(sys.argv[1]) as conn:
+    print(conn.execute(setting).fetchall()[0][0])
+with warehouse.connect(sys.argv[1], read_only=True) as conn:  # `cachemeter sql`, the report
+    print(conn.execute(setting).fetchall()[0][0])
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "w.duckdb")], capture_output=True, text=True,
+                          cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False", "False"]
