@@ -62,12 +62,13 @@ def run(
                              "gs://..., abfs://... (credentials from the provider's standard chain). Default: the bundled demo logs."),
     db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
                             help="DuckDB warehouse file (created if missing), or a DuckLake "
-                            "catalog: ducklake:<file>.ducklake, ducklake:sqlite:<file> or ducklake:postgres:<conninfo>."),
+                            "catalog: `ducklake:<file>.ducklake`, `ducklake:sqlite:<file>` or `ducklake:postgres:<conninfo>`."),
     data_path: str = typer.Option(None, "--data-path", envvar="CACHEMETER_DATA_PATH", show_default=False,
                                   help="Folder or s3://bucket/prefix of a DuckLake's Parquet files (needed when the "
-                                  "catalog is created; default <catalog file>.files)."),
-    prices: Path = typer.Option(None, "--prices", help="Price override CSV: provider,model,effective_from,input_per_mtok,"
-                                "cache_read_per_mtok,cache_write_5m_per_mtok,cache_write_1h_per_mtok,output_per_mtok"),
+                                  "catalog is created; default `<catalog file>.files`)."),
+    prices: Path = typer.Option(None, "--prices", help="Price override CSV with the header provider, model, effective_from, "
+                                "input_per_mtok, cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok, "
+                                "output_per_mtok (USD per million tokens; README, \"Price overrides\")."),
     follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Follow symlinks that leave the logs folder."),
     all_days: bool = typer.Option(False, "--all-days", help="Rebuild every staged UTC day, not only the days whose "
                                   "logs or prices changed (for example after changing alert thresholds)."),
@@ -147,7 +148,7 @@ def progress_listener(bar: Progress, task) -> progress.Listener:
 def sql(
     query: str = typer.Argument(..., help="A SELECT (or other read-only) statement in DuckDB SQL."),
     db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
-                            help="DuckDB warehouse file or DuckLake target (ducklake:<catalog>)."),
+                            help="DuckDB warehouse file or DuckLake target (`ducklake:<catalog>`)."),
     output: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, csv or json."),
     live: bool = typer.Option(False, "--live", help="Read the warehouse file itself, not its snapshot "
                               "(fails while a run holds the file)."),
@@ -311,8 +312,9 @@ def _invoked_as() -> str:
 
 
 # what the run's last line suggests next: few enough columns to read in a terminal (all 19 columns are cut to a few
-# characters each at 80-120 columns)
-TRY_QUERY = "select day, app, token_hit_rate, savings_usd from marts.daily_savings order by day desc limit 20"
+# characters each at 80-120 columns), rounded for reading (the table keeps every digit), largest savings first
+TRY_QUERY = ("select day, app, round(token_hit_rate, 3) as token_hit_rate, round(savings_usd, 2) as savings_usd "
+             "from marts.daily_savings order by day desc, savings_usd desc limit 20")
 
 
 def _print_summary(db: Path, result) -> None:

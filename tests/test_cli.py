@@ -74,7 +74,11 @@ def test_sql_answers_read_only_and_refuses_writes(tmp_path):
     assert tried.returncode == 0, tried.stderr
     rows = json.loads(tried.stdout)
     assert len(rows) == 20 and list(rows[0]) == ["day", "app", "token_hit_rate", "savings_usd"]
-    assert rows[0]["day"] == "2026-11-27"  # newest first
+    assert rows[0]["day"] == "2026-11-27"  # newest first, then the largest savings, rounded to cents for reading
+    first_day = [row for row in rows if row["day"] == "2026-11-27"]
+    savings = [Decimal(str(row["savings_usd"])) for row in first_day]
+    assert savings == sorted(savings, reverse=True) and all(s == s.quantize(Decimal("0.01")) for s in savings)
+    assert all(len(str(row["token_hit_rate"]).split(".")[-1]) <= 3 for row in rows)
 
 
 def test_demo_logs_are_deterministic(tmp_path):
@@ -326,3 +330,17 @@ def test_names_and_values_that_read_as_rich_markup_are_printed_as_they_are_not_a
     assert "[/f]" in shown.stdout and "a[/b].jsonl" in shown.stdout and "[bold]x[/bold]" in shown.stdout
     failed = cachemeter("sql", "select * from [/t]", "--db", str(db), cwd=tmp_path)
     assert failed.returncode == 1 and "Traceback" not in failed.stderr and "[/t]" in failed.stderr, failed.stderr
+
+
+def test_help_shows_its_placeholders_and_the_whole_price_file_header_at_80_columns(tmp_path):
+    # the help is rendered as Markdown, which drops a bare <file> as an HTML tag
+    shown = cachemeter("run", "--help", cwd=tmp_path, env={"COLUMNS": "80"})
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(line.strip("│ ") for line in shown.stdout.splitlines())
+    for placeholder in ("ducklake:<file>.ducklake", "ducklake:sqlite:<file>", "ducklake:postgres:<conninfo>",
+                        "<catalog file>.files"):
+        assert placeholder in text, placeholder
+    assert all(column in text for column in ("effective_from,", "cache_write_1h_per_mtok,", "output_per_mtok")), text
+    assert "…" not in text
+    shown = cachemeter("sql", "--help", cwd=tmp_path, env={"COLUMNS": "80"})
+    assert "ducklake:<catalog>" in shown.stdout.replace("\n", "")

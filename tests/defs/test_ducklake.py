@@ -85,10 +85,12 @@ def test_a_postgres_catalog_builds_the_tables_of_the_duckdb_file(tmp_path, monke
     logs = tmp_path / "logs"
     hit_rate_logs(logs, broken_from=date(2026, 11, 4), days=6, per_day=20)
     file_db = run_pipeline(tmp_path / "file", logs)
+    monkeypatch.chdir(tmp_path)  # a PostgreSQL catalog has no file to write report.html beside: the working directory
     monkeypatch.setenv("PGPASSWORD", PASSWORD)  # libpq reads it: the target names no secret
     with postgres_server() as server:
         target = f"ducklake:postgres:host=127.0.0.1 port={server.port} user=dagster dbname=dagster"
         run_pipeline(tmp_path / "pg", logs, db=target, data_path=str(tmp_path / "parquet"))
+        assert (tmp_path / "report.html").is_file()
         in_lake = snapshot(target)
     in_file = snapshot(file_db)
     assert len(in_file["core.usage"]) == 120 and len(in_file["marts.daily_savings"]) == 6
