@@ -196,7 +196,9 @@ def sql(
         hint = ("" if "lock" not in str(exc).lower()
                 else " (a run holds the DuckLake's DuckDB catalog file: a ducklake:sqlite: or ducklake:postgres: "
                      "catalog is read while a run writes)" if lake.is_lake(db)
-                else " (a run holds the warehouse's write lock: drop --live to read the snapshot)")
+                else " (a run holds the warehouse's write lock: drop --live to read the snapshot)" if live
+                else " (the first run on this warehouse is still writing it and has published no snapshot to read "
+                     "yet: try again when it ends)")
         err_console.print(f"[red]error:[/red] {escape(str(exc) + hint)}")
         raise typer.Exit(1) from exc
     except duckdb.Error as exc:

@@ -344,3 +344,19 @@ def test_help_shows_its_placeholders_and_the_whole_price_file_header_at_80_colum
     assert "…" not in text
     shown = cachemeter("sql", "--help", cwd=tmp_path, env={"COLUMNS": "80"})
     assert "ducklake:<catalog>" in shown.stdout.replace("\n", "")
+
+
+def test_sql_while_a_run_holds_a_warehouse_that_has_no_snapshot_yet_says_so(tmp_path):
+    db = tmp_path / "w.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('held', flush=True); time.sleep(120)", str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"  # as a first run does until it publishes the snapshot
+        done = cachemeter("sql", "select 1", "--db", str(db), cwd=tmp_path)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert "has published no snapshot to read yet" in done.stderr and "--live" not in done.stderr, done.stderr
+        done = cachemeter("sql", "select 1", "--db", str(db), "--live", cwd=tmp_path)
+        assert done.returncode == 1 and "drop --live to read the snapshot" in done.stderr, done.stderr
+    finally:
+        holder.kill()
+        holder.wait()

@@ -194,7 +194,9 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
             subfolders.clear()
             continue
         seen_folders.add((folder_stat.st_dev, folder_stat.st_ino))
-        subfolders.sort()
+        # a symlink to a folder inside the logs folder is not walked: the folder is, under its own name and with its
+        # own source.yaml defaults (through the link its files took the link's name and the link's folder's defaults)
+        subfolders[:] = sorted(name for name in subfolders if not _links_inside(os.path.join(folder, name), root_resolved))
         folder_inside = Path(os.path.realpath(folder)).is_relative_to(root_resolved)
         folder_path = Path(folder)
         for name in sorted(names):
@@ -225,12 +227,26 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
     return sorted([*by_identity.values(), *problems], key=lambda log: log.relative)
 
 
+def _links_inside(path: str, root_resolved: Path) -> bool:
+    """``path`` is a symlink whose target is inside ``root_resolved`` (so the walk reaches the target itself)."""
+    try:
+        return os.path.islink(path) and Path(os.path.realpath(path)).is_relative_to(root_resolved)
+    except OSError:
+        return False
+
+
 def _preferred(candidate: LogFile, current: LogFile) -> bool:
     """Which of two names of one file to keep: a plain name before a symlink, then the first by name."""
     return (candidate.path.is_symlink(), candidate.relative) < (current.path.is_symlink(), current.relative)
 
 
-_ROTATED_JSONL = re.compile(r"\.jsonl(\.\d{1,4}|-\d{8,10})(\.gz)?$")  # logrotate: app.jsonl.1, app.jsonl.2.gz, app.jsonl-20261128
+# A JSONL file under a rotated name, read like the file it was (optionally gzip-compressed):
+#   logrotate: app.jsonl.1, app.jsonl.2.gz; dateext: app.jsonl-20261128, app.jsonl-2026112810 (dateformat -%Y%m%d%H),
+#   app.jsonl-20261128-1764288000 (-%Y%m%d-%s), app.jsonl-2026-11-28 (-%Y-%m-%d);
+#   Python's TimedRotatingFileHandler: app.jsonl.2026-11-28, .2026-11-28_10, .2026-11-28_10-00, .2026-11-28_10-00-00.
+# Any other suffix is not read: a file renamed to it leaves the folder as a deleted file does (its staged rows stay).
+_ROTATED_JSONL = re.compile(r"\.jsonl(\.\d{1,4}|-\d{8,10}(-\d{9,11})?"
+                            r"|[.-]\d{4}-\d{2}-\d{2}(_\d{2}(-\d{2}(-\d{2})?)?)?)(\.gz)?$")
 
 
 def is_log_name(name: str) -> bool:

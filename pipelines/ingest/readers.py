@@ -433,7 +433,8 @@ def malformed_json_excerpt(line: str) -> tuple[str, str]:
         json.loads(line)
         where = "rejected by DuckDB's JSON parser"
     except json.JSONDecodeError as exc:
-        where = f"{exc.msg} at line {exc.lineno} column {exc.colno} (char {exc.pos})"
+        # Python's messages that name a place end in "at" ("Unterminated string starting at"): no second "at"
+        where = f"{exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno} (char {exc.pos})"
     except RecursionError:
         where = "nesting too deep"
     return f"malformed JSON: {where}", _excerpt_of_bytes(line.encode("utf-8", "replace"), where)

@@ -542,3 +542,46 @@ def test_every_large_file_of_a_run_stays_visible_to_the_rest_of_the_run(tmp_path
         ("usage-2026-10-01.jsonl", 150_000), ("usage-2026-10-02.jsonl", 150_000)]
     assert accounting_holds(conn)
     conn.close()
+
+
+# ---- rotation under the names rotating tools give -------------------------------------------------
+
+@pytest.mark.parametrize("suffix", [".1", "-20261128", "-20261128-1764288000", "-2026-11-28", ".2026-11-28",
+                                    ".2026-11-28_10", ".2026-11-28_10-00", ".2026-11-28_10-00-00"])
+def test_a_file_rotated_after_lines_were_appended_keeps_every_line_once_under_its_rotated_name(tmp_path, conn, suffix):
+    # logrotate (numbered, dateext with -%Y%m%d, -%Y%m%d-%s, -%Y-%m-%d) and Python's TimedRotatingFileHandler
+    # (.%Y-%m-%d, _%H, _%H-%M, _%H-%M-%S): the lines appended since the last run used to be lost with a name that
+    # was not read (the rotated file left the folder as if deleted; its staged rows stayed, the new ones were never read)
+    logs = tmp_path / "logs"
+    app = write(logs / "app.jsonl", *[line(100 + i, f"a{i}") for i in range(3)])
+    stage(conn, logs)
+    with app.open("a") as handle:
+        handle.writelines(line(200 + i, f"b{i}") for i in range(2))
+    app.rename(logs / f"app.jsonl{suffix}")
+    write(logs / "app.jsonl", *[line(300 + i, f"c{i}") for i in range(2)])
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("app.jsonl", 2, 601), (f"app.jsonl{suffix}", 5, 100 + 101 + 102 + 200 + 201)]
+    assert conn.execute("select count(*) from core.quarantine").fetchall() == [(0,)] and accounting_holds(conn)
+    stage(conn, logs)  # nothing new: nothing changes
+    assert tokens_by_file(conn) == [("app.jsonl", 2, 601), (f"app.jsonl{suffix}", 5, 100 + 101 + 102 + 200 + 201)]
+
+
+def test_a_symlink_to_a_folder_inside_the_logs_folder_stages_the_folder_under_its_own_name_and_defaults(tmp_path, conn):
+    logs = tmp_path / "logs"
+    write(logs / "data" / "f.jsonl", line(100, "d0"), line(200, "d1"))
+    write(logs / "data" / "source.yaml", "app: data-app\n")
+    write(logs / "0" / "source.yaml", "app: zero-app\ntenant: zero-tenant\n")
+    (logs / "0" / "link").symlink_to("../data")  # sorts before data/: the walk used to reach the files through it
+    stage(conn, logs)
+    assert conn.execute("select source_file, tenant, app, count(*) from core.usage group by all").fetchall() == [
+        ("data/f.jsonl", "default", "data-app", 2)]
+    assert accounting_holds(conn)
+
+
+def test_a_line_cut_inside_a_string_is_quarantined_with_where_it_breaks_in_plain_words(tmp_path, conn):
+    logs = tmp_path / "logs"
+    write(logs / "app.jsonl", line(100, "a0"), '{"ts": "2026-11-20T10:00:00Z", "provider": "open')
+    stage(conn, logs)
+    assert conn.execute("select source_line, reason from core.quarantine").fetchall() == [
+        (2, "malformed JSON: Unterminated string starting at line 1 column 44 (char 43)")]  # not "starting at at"
+    assert tokens_by_file(conn) == [("app.jsonl", 1, 100)] and accounting_holds(conn)
