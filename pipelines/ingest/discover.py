@@ -27,7 +27,7 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pipelines.lib import safe_yaml
@@ -224,7 +224,35 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
             key = (status.st_dev, status.st_ino)
             if key not in by_identity or _preferred(found, by_identity[key]):
                 by_identity[key] = found
-    return sorted([*by_identity.values(), *problems], key=lambda log: log.relative)
+    return sorted(_distinct_names([*by_identity.values(), *problems]), key=lambda log: log.relative)
+
+
+def _distinct_names(found: list[LogFile]) -> list[LogFile]:
+    """``found`` with every stored name distinct. A name that is not UTF-8 is stored with ``\\xNN`` escapes, so it
+    can read as the literal name of another file (``x<0xFF>.jsonl`` and a file named ``x\\xff.jsonl``), and one
+    file's rows took the other's place. The file whose name is text keeps it; the other is stored as
+    ``<escaped name> (name not UTF-8, <12 hex digits of the SHA-256 of its name's bytes>)``."""
+    counts: dict[str, int] = {}
+    for log in found:
+        counts[log.relative] = counts.get(log.relative, 0) + 1
+    if all(count == 1 for count in counts.values()):
+        return found
+    distinct = []
+    for log in found:
+        if counts[log.relative] > 1 and not _is_text(str(log.path)):
+            raw = os.fsencode(str(log.path))
+            log = replace(log, relative=f"{log.relative} (name not UTF-8, {hashlib.sha256(raw).hexdigest()[:12]})")
+        distinct.append(log)
+    return distinct
+
+
+def _is_text(name: str) -> bool:
+    """The name decoded as UTF-8 (no byte was surrogate-escaped by the OS layer)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _links_inside(path: str, root_resolved: Path) -> bool:

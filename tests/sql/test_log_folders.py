@@ -585,3 +585,20 @@ def test_a_line_cut_inside_a_string_is_quarantined_with_where_it_breaks_in_plain
     assert conn.execute("select source_line, reason from core.quarantine").fetchall() == [
         (2, "malformed JSON: Unterminated string starting at line 1 column 44 (char 43)")]  # not "starting at at"
     assert tokens_by_file(conn) == [("app.jsonl", 1, 100)] and accounting_holds(conn)
+
+
+def test_a_name_that_is_not_utf8_and_a_file_named_like_its_escapes_are_two_files(tmp_path, conn):
+    # x<0xFF>.jsonl is stored as "x\xff.jsonl" (its undecodable byte escaped), which is also the literal name of another
+    # file: the two read as one name and one file's rows were silently lost (2 of 5 lines accounted for)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    with open(os.path.join(os.fsencode(logs), b"x\xff.jsonl"), "w") as raw:
+        raw.writelines([line(100, "r0"), line(101, "r1")])
+    write(logs / "x\\xff.jsonl", line(200, "l0"), line(201, "l1"), line(202, "l2"))
+    stage(conn, logs)
+    files = conn.execute("select source_file, rows_in, rows_accepted from stage.files order by 1").fetchall()
+    assert files[0] == ("x\\xff.jsonl", 3, 3)  # the name that is text keeps it
+    assert files[1][0].startswith("x\\xff.jsonl (name not UTF-8, ") and files[1][1:] == (2, 2)
+    assert conn.execute("select count(*) from core.usage").fetchall() == [(5,)] and accounting_holds(conn)
+    stage(conn, logs)  # again, nothing new: the same two files
+    assert conn.execute("select source_file, rows_in, rows_accepted from stage.files order by 1").fetchall() == files
