@@ -148,8 +148,9 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
     (``app.jsonl.1``, ``app.jsonl.2.gz``, ``app.jsonl-20261128``). A folder that cannot be listed
     becomes an entry named ``<folder>/`` with ``error`` set, so it is reported rather than skipped.
 
-    Raises ``FileNotFoundError`` when ``root`` does not exist and ``SourceConfigError`` for a bad
-    ``source.yaml``.
+    Raises ``FileNotFoundError`` when ``root`` does not exist. A ``source.yaml`` that cannot be used makes each log
+    file under its folder an entry with ``error`` set (quarantined as one record with the reason; a file staged
+    before keeps its rows), and the other folders are read as usual.
     """
     root = Path(root)
     if not root.is_dir():
@@ -159,11 +160,19 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
 
     sha_cache: dict[Path, str] = {}
 
+    refused: dict[Path, SourceConfigError] = {}  # folders whose source.yaml (or a parent's) cannot be used
+
     def defaults_for(folder: Path) -> dict:
         if folder in defaults_cache:
             return defaults_cache[folder]
-        parent = {} if folder == root else defaults_for(folder.parent)
-        own = load_source_yaml(folder / "source.yaml") if (folder / "source.yaml").is_file() else {}
+        if folder in refused:
+            raise refused[folder]
+        try:
+            parent = {} if folder == root else defaults_for(folder.parent)
+            own = load_source_yaml(folder / "source.yaml") if (folder / "source.yaml").is_file() else {}
+        except SourceConfigError as exc:
+            refused[folder] = exc
+            raise
         defaults_cache[folder] = {**parent, **own}
         sha_cache[folder] = defaults_sha(defaults_cache[folder])
         return defaults_cache[folder]
@@ -218,7 +227,13 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
             inside = folder_inside and (not linked or path.resolve().is_relative_to(root_resolved))
             if not follow_symlinks and not inside:
                 continue
-            found = LogFile(path=path, relative=relative(path), defaults=defaults_for(folder_path), defaults_sha=sha_cache[folder_path],
+            try:
+                defaults = defaults_for(folder_path)
+            except SourceConfigError as exc:  # this folder's files only: quarantined with the reason, the rest staged
+                problems.append(LogFile(path=path, relative=relative(path),
+                                        error=f"bad source.yaml, so not read until it is fixed: {safe_name(str(exc))}"))
+                continue
+            found = LogFile(path=path, relative=relative(path), defaults=defaults, defaults_sha=sha_cache[folder_path],
                             device=status.st_dev, inode=status.st_ino, size_bytes=status.st_size,
                             mtime_ns=status.st_mtime_ns)
             key = (status.st_dev, status.st_ino)

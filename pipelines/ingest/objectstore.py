@@ -156,7 +156,8 @@ class Bucket:
     def listing(self) -> list[LogFile]:
         """Every log object under the prefix, sorted by relative name, with its merged ``source.yaml`` defaults
         (each ``source.yaml`` is downloaded; the logs are not). Raises ``ObjectStoreError`` when the prefix
-        cannot be listed, ``SourceConfigError`` for a bad ``source.yaml`` (named by its URL)."""
+        cannot be listed; the objects under a folder whose ``source.yaml`` cannot be used come with ``error`` set (its
+        reason, naming the file by its URL)."""
         from pyarrow import fs as pafs
 
         try:
@@ -166,14 +167,19 @@ class Bucket:
         prefix = self.base + "/"
         files = {info.path[len(prefix):]: info for info in infos
                  if info.type == pafs.FileType.File and info.path.startswith(prefix)}
-        folder_defaults: dict[str, dict] = {}
+        folder_defaults: dict[str, dict | SourceConfigError] = {}
 
         def defaults_for(folder: str) -> dict:
             if folder not in folder_defaults:
-                parent = {} if folder == "" else defaults_for(folder.rpartition("/")[0])
-                own_name = f"{folder}/source.yaml" if folder else "source.yaml"
-                own = self._source_yaml(own_name) if own_name in files else {}
-                folder_defaults[folder] = {**parent, **own}
+                try:
+                    parent = {} if folder == "" else defaults_for(folder.rpartition("/")[0])
+                    own_name = f"{folder}/source.yaml" if folder else "source.yaml"
+                    own = self._source_yaml(own_name) if own_name in files else {}
+                    folder_defaults[folder] = {**parent, **own}
+                except SourceConfigError as exc:
+                    folder_defaults[folder] = exc
+            if isinstance(folder_defaults[folder], SourceConfigError):
+                raise folder_defaults[folder]
             return folder_defaults[folder]
 
         device = _identity(self.url.split("://", 1)[0] + "://" + self.base.split("/", 1)[0])
@@ -182,7 +188,12 @@ class Bucket:
             name = PurePosixPath(relative).name
             if not is_log_name(name):
                 continue
-            defaults = defaults_for(relative.rpartition("/")[0])
+            try:
+                defaults = defaults_for(relative.rpartition("/")[0])
+            except SourceConfigError as exc:  # this folder's objects only, as discover does for a local folder
+                found.append(LogFile(path=self.mirror / str(number) / name, relative=safe_name(relative),
+                                     error=f"bad source.yaml, so not read until it is fixed: {exc}"))
+                continue
             self._keys[safe_name(relative)] = info.path
             found.append(LogFile(path=self.mirror / str(number) / name, relative=safe_name(relative), defaults=defaults,
                                  defaults_sha=defaults_sha(defaults), device=device, inode=_identity(info.path),

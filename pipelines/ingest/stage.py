@@ -109,8 +109,8 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path | str, follow_symlink
     ``fast_lane`` False sends every record through the general normaliser (tests compare the two).
     ``root`` may be a bucket prefix (``s3://bucket/prefix``, ``gs://``, ``az://``: ``objectstore``),
     read the same way. Raises ``FileNotFoundError`` for a missing ``root``, ``objectstore.ObjectStoreError``
-    for a prefix that cannot be listed and ``discover.SourceConfigError`` for a bad ``source.yaml``;
-    problems inside a file never raise, they become quarantine rows.
+    for a prefix that cannot be listed; a bad ``source.yaml`` quarantines the files of its folder (one record
+    each, with the reason) and problems inside a file never raise, they become quarantine rows.
     """
     entries = {row[0]: generations.Entry(*row) for row in conn.execute(
         f"select {generations.MANIFEST_COLUMNS} from stage.files").fetchall()}

@@ -602,3 +602,28 @@ def test_a_name_that_is_not_utf8_and_a_file_named_like_its_escapes_are_two_files
     assert conn.execute("select count(*) from core.usage").fetchall() == [(5,)] and accounting_holds(conn)
     stage(conn, logs)  # again, nothing new: the same two files
     assert conn.execute("select source_file, rows_in, rows_accepted from stage.files order by 1").fetchall() == files
+
+
+def test_a_bad_source_yaml_quarantines_its_folders_files_only_and_they_are_read_once_it_is_fixed(tmp_path, conn):
+    # it stopped the whole run before: one team's typo left every other folder unstaged for the night
+    logs = tmp_path / "logs"
+    write(logs / "good" / "g.jsonl", line(100, "g0"), line(101, "g1"))
+    write(logs / "bad" / "b.jsonl", line(200, "b0"), line(201, "b1"))
+    write(logs / "bad" / "deeper" / "d.jsonl", line(300, "d0"))
+    write(logs / "bad" / "source.yaml", "colour: red\n")
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("good/g.jsonl", 2, 201)]
+    quarantined = conn.execute("select source_file, source_line, reason from core.quarantine order by 1").fetchall()
+    assert [(name, number) for name, number, _ in quarantined] == [("bad/b.jsonl", 0), ("bad/deeper/d.jsonl", 0)]
+    assert all(reason.startswith("bad source.yaml, so not read until it is fixed: ") and "unknown keys ['colour']" in reason
+               and "bad/source.yaml" in reason for _, _, reason in quarantined)
+    assert accounting_holds(conn)
+    write(logs / "bad" / "source.yaml", "app: bad-app\n")  # fixed: the next run reads the folder
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("bad/b.jsonl", 2, 401), ("bad/deeper/d.jsonl", 1, 300), ("good/g.jsonl", 2, 201)]
+    assert conn.execute("select count(*) from core.quarantine").fetchall() == [(0,)] and accounting_holds(conn)
+    assert conn.execute("select distinct app from core.usage where source_file like 'bad/%'").fetchall() == [("bad-app",)]
+    write(logs / "bad" / "source.yaml", "tenant: [x]\n")  # broken again: what was staged under it stays
+    stage(conn, logs)
+    assert tokens_by_file(conn) == [("bad/b.jsonl", 2, 401), ("bad/deeper/d.jsonl", 1, 300), ("good/g.jsonl", 2, 201)]
+    assert accounting_holds(conn)
