@@ -401,8 +401,11 @@ def test_source_yaml_rejects_a_boolean_block_size(tmp_path):
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "source.yaml").write_text("block_size_tokens: true\n")
     write_jsonl(tmp_path / "logs" / "t.jsonl", [GOOD])
-    with pytest.raises(Exception, match="block_size_tokens must be a positive integer"):
-        stage(tmp_path, tmp_path / "logs")
+    conn, results = stage(tmp_path, tmp_path / "logs")  # the folder's files are quarantined with the reason
+    [(line, reason)] = rows(conn, "select source_line, reason from core.quarantine")
+    assert line == 0 and "block_size_tokens must be a positive integer" in reason
+    assert rows(conn, "select count(*) from core.usage") == [(0,)]
+    assert [(r.source_file, r.rows_in, r.rows_quarantined) for r in results] == [("t.jsonl", 1, 1)]
 
 
 def test_prefix_family_prefers_an_explicit_key_then_the_body_then_the_series(tmp_path):
