@@ -128,7 +128,7 @@ STEPS = {"ingest": "Reading logs", "build": "Building UTC days", "publish": "Pub
 def progress_listener(bar: Progress, task) -> progress.Listener:
     """The run's listener for ``lib/progress``: counted reports move ``task``'s bar (description from ``STEPS``,
     label: the file or days); ``doing`` reports add what the step does now after that label ("2026-10-01 ..
-    2026-10-01 · pricing"), until the next counted report; warnings print one line above the bar."""
+    2026-10-01 · building core.usage_costs"), until the next counted report; warnings print one line above the bar."""
     shown = {"label": "", "doing": ""}
 
     def listener(step: str, done: int, total: int, label: str) -> None:

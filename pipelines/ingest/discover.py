@@ -27,6 +27,7 @@ import json
 import os
 import re
 import stat
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -247,9 +248,7 @@ def _distinct_names(found: list[LogFile]) -> list[LogFile]:
     can read as the literal name of another file (``x<0xFF>.jsonl`` and a file named ``x\\xff.jsonl``), and one
     file's rows took the other's place. The file whose name is text keeps it; the other is stored as
     ``<escaped name> (name not UTF-8, <12 hex digits of the SHA-256 of its name's bytes>)``."""
-    counts: dict[str, int] = {}
-    for log in found:
-        counts[log.relative] = counts.get(log.relative, 0) + 1
+    counts = Counter(log.relative for log in found)
     if all(count == 1 for count in counts.values()):
         return found
     distinct = []

@@ -77,6 +77,7 @@ class FileResult:
     note: str | None = None  # what the user should know though nothing was lost (the fast reader failed on it)
 
 
+KEPT_UNREAD_NOTE = "not read this run ({error}); the {rows:,} rows staged from it before are kept, and it is read again once that is fixed"
 SMALL_FILE_BYTES = 1 << 20  # files up to this size are staged many at a time
 BATCH_BYTES = 32 * 1024 * 1024  # bytes of small files normalised in one pass
 BATCH_FILES = 20_000  # small files published in one transaction at most
@@ -129,9 +130,10 @@ def _stage_found(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], entries: 
     results: dict[str, FileResult] = {}
     for log, entry in plan.skip:
         results[log.relative] = FileResult(log.relative, entry.rows_in, entry.rows_accepted, entry.rows_quarantined, skipped=True)
-    for log, entry in plan.kept_unreadable:
+    for log, entry in plan.kept_unreadable:  # said, not skipped silently: lines added to it meanwhile are not read
         results[log.relative] = FileResult(log.relative, entry.rows_in, entry.rows_accepted, entry.rows_quarantined,
-                                           skipped=True, error=log.error)
+                                           skipped=True, error=log.error, note=KEPT_UNREAD_NOTE.format(
+                                               error=log.error, rows=entry.rows_in))
     _refresh_identities(conn, plan.refresh_identity)
     if plan.drop:
         _publish(conn, [], [], {"drop": plan.drop})

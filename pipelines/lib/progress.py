@@ -1,7 +1,7 @@
 """A tiny progress hook: long steps report ``(step, done, total, label)``; the CLI listens and draws bars.
 
-Besides counted progress (``report``), a step says what it is doing now (``doing``: "pricing", "check
-priced_rows_equal_usage_rows"), so a long step of one large day (a 5M-request day spends tens of seconds in one
+Besides counted progress (``report``), a step says what it is doing now (``doing``: "building core.usage_costs",
+"checking priced_rows_equal_usage_rows"), so a long step of one large day (a 5M-request day spends tens of seconds in one
 file and one day) shows which part runs rather than a bar standing still.
 
 Assets run in-process under the CLI, so a module-level listener is enough; under ``dagster dev`` no
@@ -35,5 +35,5 @@ def warn(message: str) -> None:
 
 def doing(label: str) -> None:
     """Tell the listener, if any, what the current step is doing now (step ``"doing"``, ``label`` as the label):
-    a short phrase such as ``"usage-2026-10-01.jsonl: publishing 5,000,000 rows"``; counts are left as they are."""
+    a short phrase such as ``"publishing to core.usage"``; counts are left as they are."""
     report("doing", 0, 0, label)

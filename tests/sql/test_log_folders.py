@@ -280,6 +280,9 @@ def test_08_a_file_staged_before_that_becomes_unreadable_keeps_its_rows(tmp_path
     deny(monkeypatch, "app.jsonl")
     (result,) = stage(conn, logs)
     assert result.error == "cannot read file: Permission denied" and result.rows_accepted == 2
+    # said, not skipped silently: the line appended since is not read until the file is readable again
+    assert result.note == ("not read this run (cannot read file: Permission denied); the 2 rows staged from it before "
+                           "are kept, and it is read again once that is fixed")
     assert tokens_by_file(conn) == [("app.jsonl", 2, 3)]
     monkeypatch.undo()
     stage(conn, logs)
@@ -623,7 +626,9 @@ def test_a_bad_source_yaml_quarantines_its_folders_files_only_and_they_are_read_
     assert tokens_by_file(conn) == [("bad/b.jsonl", 2, 401), ("bad/deeper/d.jsonl", 1, 300), ("good/g.jsonl", 2, 201)]
     assert conn.execute("select count(*) from core.quarantine").fetchall() == [(0,)] and accounting_holds(conn)
     assert conn.execute("select distinct app from core.usage where source_file like 'bad/%'").fetchall() == [("bad-app",)]
-    write(logs / "bad" / "source.yaml", "tenant: [x]\n")  # broken again: what was staged under it stays
-    stage(conn, logs)
+    write(logs / "bad" / "source.yaml", "tenant: [x]\n")  # broken again: what was staged under it stays, and is said
+    results = {r.source_file: r for r in stage(conn, logs)}
+    assert results["bad/b.jsonl"].note.startswith("not read this run (bad source.yaml, so not read until it is fixed: ")
+    assert "tenant must be text, not a list" in results["bad/b.jsonl"].note and results["good/g.jsonl"].note is None
     assert tokens_by_file(conn) == [("bad/b.jsonl", 2, 401), ("bad/deeper/d.jsonl", 1, 300), ("good/g.jsonl", 2, 201)]
     assert accounting_holds(conn)
