@@ -78,8 +78,9 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
     (the staged rows, now stored in ``core.usage`` itself). Files holding duplicates staged before
     ``stage.duplicate_rows`` kept their rows are marked to be staged again, and days priced before
     ``core.usage_costs.list_cost_usd`` are marked pending (repriced), as are days whose ``marts.prefix_families``
-    rows predate their day sums for the rules and the report (rebuilt). Each move is safe to repeat: an older
-    release may open the warehouse again and re-create the old table.
+    rows predate their day sums for the rules and the report (rebuilt), as are days whose
+    ``marts.whatif_cache_ttl`` rows were replayed before the replay was anchored on the log. Each move is
+    safe to repeat: an older release may open the warehouse again and re-create the old table.
     """
     legacy = conn.execute("select count(*) from duckdb_tables() where database_name = current_database() "
                           "and schema_name = 'stage' and table_name = 'usage_rows'").fetchall()[0][0]
@@ -89,6 +90,7 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute(statement("migrations/stage_files__restage_duplicates"))
     conn.execute(statement("migrations/usage_costs__reprice_without_list_cost"))
     conn.execute(statement("migrations/prefix_families__rebuild_without_day_sums"))
+    conn.execute(statement("migrations/whatif_cache_ttl__replay_anchored_on_the_log"))
 
 
 def _macro_statements() -> list[str]:

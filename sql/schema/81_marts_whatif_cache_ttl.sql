@@ -1,10 +1,16 @@
 -- marts.whatif_cache_ttl: the cache TTL what-if (grain: day, prefix_family, provider, model, tenant,
 -- app, ttl_option). Each request that read or wrote the cache is replayed in time order within its
--- family under 5-minute and 1-hour writes (the retention options the price book prices apart): it
--- reads when the family's previous such request came at most the TTL before it (a read refreshes
--- the TTL), else writes its span at that option's write price. Only families whose price rows price
--- 1-hour writes differently from 5-minute ones are covered, per-request rows only (usage buckets
--- carry no request times); other requests cost the same under every option. Money is USD, exact DECIMAL; priced from each row's own applied prices (core.usage_costs).
+-- family under 5-minute and 1-hour writes (the retention options the price book prices apart; a read
+-- refreshes the TTL), anchored on the log: where the option keeps the family's entry alive exactly when
+-- the current TTL does, the request reads what it read, so the current TTL's row costs what was billed
+-- (saving 0); where a longer option keeps alive an entry that has expired now, it reads the smaller of
+-- its span and the previous request's, times the family-day's match rate (the share of what its
+-- requests inside the current TTL could read that they did read; 1 when none came inside it, near 0 for
+-- a rotating preamble); where a shorter option lets a live entry expire, it reads nothing. The rest of
+-- its span it writes at the option's write price. Only families whose price rows price 1-hour writes
+-- differently from 5-minute ones are covered, per-request rows only (usage buckets carry no request
+-- times); other requests cost the same under every option. Money is USD, exact DECIMAL; priced from
+-- each row's own applied prices (core.usage_costs).
 create table if not exists marts.whatif_cache_ttl (
     day                 date,            -- UTC day
     prefix_family       varchar,         -- the family key (see core.usage.prefix_family)

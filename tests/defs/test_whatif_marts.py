@@ -21,17 +21,19 @@ READ, WRITE_5M, WRITE_1H = Decimal("0.1") * INPUT, Decimal("1.25") * INPUT, 2 * 
 MTOK = Decimal(10) ** 6
 
 
-def anthropic_request(i: int) -> dict:
-    # every request writes its 2,000-token preamble with the default 5-minute TTL, as Anthropic bills a
-    # family whose requests come 10 minutes apart (the cache has expired each time)
-    return {"ts": (START + i * GAP).isoformat().replace("+00:00", "Z"), "provider": "anthropic",
-            "model": "claude-sonnet-4-5", "app": "digest", "request_id": f"digest-{i}",
+def anthropic_request(i: int, app: str = "digest", at: datetime | None = None, read: int = 0,
+                      write_5m: int = CACHED, write_1h: int = 0) -> dict:
+    # by default every request writes its 2,000-token preamble with the default 5-minute TTL, as Anthropic
+    # bills a family whose requests come 10 minutes apart (the cache has expired each time)
+    ts = at or START + i * GAP
+    return {"ts": ts.isoformat().replace("+00:00", "Z"), "provider": "anthropic",
+            "model": "claude-sonnet-4-5", "app": app, "request_id": f"{app}-{i}",
             "response": {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
                          "content": [{"type": "text", "text": "ok"}],
-                         "usage": {"input_tokens": UNCACHED, "cache_creation_input_tokens": CACHED,
-                                   "cache_read_input_tokens": 0, "output_tokens": OUTPUT,
-                                   "cache_creation": {"ephemeral_5m_input_tokens": CACHED,
-                                                      "ephemeral_1h_input_tokens": 0}}}}
+                         "usage": {"input_tokens": UNCACHED, "cache_creation_input_tokens": write_5m + write_1h,
+                                   "cache_read_input_tokens": read, "output_tokens": OUTPUT,
+                                   "cache_creation": {"ephemeral_5m_input_tokens": write_5m,
+                                                      "ephemeral_1h_input_tokens": write_1h}}}}
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +115,100 @@ def test_a_family_priced_without_a_cache_read_price_keeps_its_rows(tmp_path):
     now = 2 * (UNCACHED * INPUT + CACHED * WRITE_5M + OUTPUT * OUTPUT_PRICE) / MTOK
     # 10 minutes apart: under 1 hour the second request would read, under 5 minutes it writes again
     assert rows == [("1h", 2, CACHED, CACHED, now, None), ("5m", 2, 0, 2 * CACHED, now, None)]
+
+
+# The replay is anchored on the log: the current TTL's option costs what was billed, and a longer TTL keeps
+# an expired entry alive only at the share of reads the family got while its entry was alive.
+MINUTE = timedelta(minutes=1)
+
+
+def at_minutes(*minutes: int) -> list[datetime]:
+    return [START + m * MINUTE for m in minutes]
+
+
+@pytest.fixture(scope="module")
+def anchored(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("anchored")
+    records = []
+    # a rotating preamble: five requests 2 minutes apart each write the whole opening (it changed every
+    # time, so a live entry never matched), then five 10 minutes apart write it too
+    for i, ts in enumerate(at_minutes(0, 2, 4, 6, 8, 18, 28, 38, 48, 58)):
+        records.append(anthropic_request(i, "rotating", ts))
+    # a family that matched 2 of the 3 times its entry was alive (2 minutes apart), then came 10 minutes late
+    for i, (ts, read) in enumerate(zip(at_minutes(0, 2, 4, 6, 16), (0, CACHED, 0, CACHED, 0))):
+        records.append(anthropic_request(i, "partial", ts, read=read, write_5m=CACHED - read))
+    # a family on 1-hour writes whose requests come 10 minutes apart and read each time
+    for i, ts in enumerate(at_minutes(0, 10, 20, 30)):
+        records.append(anthropic_request(i, "hourly", ts, read=CACHED if i else 0, write_5m=0,
+                                         write_1h=0 if i else CACHED))
+    write_jsonl(tmp / "logs" / "families.jsonl", records)
+    return run_pipeline(tmp, tmp / "logs")
+
+
+def option_rows(db, app):
+    return {option: rest for option, *rest in query(
+        db, "select ttl_option, current_ttl, cache_read_tokens, cache_write_tokens, cost_now_usd, cost_usd, saving_usd "
+            "from marts.whatif_cache_ttl where app = $app", {"app": app})}
+
+
+def match_rates(db, app):
+    return {rate for (rate,) in query(db, "select match_rate from marts.whatif_cache_ttl where app = $app", {"app": app})}
+
+
+@pytest.mark.parametrize("app, current", [("rotating", "5m"), ("partial", "5m"), ("hourly", "1h"), ("digest", "5m")])
+def test_the_current_ttls_option_costs_what_was_billed(anchored, db, app, current):
+    rows = option_rows(db if app == "digest" else anchored, app)
+    _, reads, writes, now, cost, saving = rows[current]
+    assert rows[current][0] == current and cost == now and saving == 0
+
+
+def test_a_rotating_preamble_gains_nothing_from_a_longer_ttl(anchored):
+    # every request wrote although its entry was alive 4 times out of 4: the match rate is 0, so the hour
+    # keeps nothing worth reading and every write costs 2x input instead of 1.25x (Anthropic's pricing docs)
+    current, reads, writes, now, cost, saving = option_rows(anchored, "rotating")["1h"]
+    assert (current, reads, writes) == ("5m", 0, 10 * CACHED)
+    assert match_rates(anchored, "rotating") == {0.0}
+    assert saving == -10 * CACHED * (WRITE_1H - WRITE_5M) / MTOK == Decimal("-0.045")
+
+
+def test_a_longer_ttl_keeps_an_expired_entry_at_the_familys_match_rate(anchored):
+    # alive 3 times (2 minutes apart), read 2 of them: the late request reads 2/3 of its 2,000 tokens
+    # (1,333, half up) under 1 hour; the 2 reads it did are kept
+    current, reads, writes, now, cost, saving = option_rows(anchored, "partial")["1h"]
+    late_reads = 1_333
+    assert [rate for rate in match_rates(anchored, "partial")] == [pytest.approx(2 / 3)]
+    assert (current, reads, writes) == ("5m", 2 * CACHED + late_reads, 5 * CACHED - 2 * CACHED - late_reads)
+    per_request = UNCACHED * INPUT + OUTPUT * OUTPUT_PRICE
+    assert cost == (5 * per_request + reads * READ + writes * WRITE_1H) / MTOK
+    assert now == (5 * per_request + 2 * CACHED * READ + 3 * CACHED * WRITE_5M) / MTOK
+
+
+def test_a_shorter_ttl_lets_the_entries_the_hour_kept_expire(anchored):
+    # 10 minutes apart under 5 minutes: each of the three reads becomes a 5-minute write
+    current, reads, writes, now, cost, saving = option_rows(anchored, "hourly")["5m"]
+    assert (current, reads, writes) == ("1h", 0, 4 * CACHED)
+    assert match_rates(anchored, "hourly") == {1.0}  # inside its hour every entry was read
+    per_request = UNCACHED * INPUT + OUTPUT * OUTPUT_PRICE
+    assert now == (4 * per_request + CACHED * WRITE_1H + 3 * CACHED * READ) / MTOK
+    assert cost == (4 * per_request + 4 * CACHED * WRITE_5M) / MTOK and saving < 0
+
+
+def test_a_day_replayed_before_the_replay_was_anchored_is_rebuilt_on_the_next_run(tmp_path):
+    # a warehouse from before the match rate: its rows credited the rotating family reads under 1 hour
+    import duckdb
+
+    from tests.conftest import snapshot
+
+    write_jsonl(tmp_path / "logs" / "rotating.jsonl",
+                [anthropic_request(i, "rotating", ts) for i, ts in enumerate(at_minutes(0, 2, 4, 30))])
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    clean = snapshot(db)
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("update marts.whatif_cache_ttl set match_rate = null, cache_read_tokens = 2000, "
+                     "saving_usd = 0.005 where ttl_option = '1h'")
+        conn.execute("delete from stage.definitions_version")  # files from an older release
+
+    run_pipeline(tmp_path, tmp_path / "logs")  # the logs unchanged: only the migration can mark the day pending
+
+    assert snapshot(db) == clean
+    assert match_rates(db, "rotating") == {0.0}
