@@ -72,6 +72,11 @@ def _snapshot(db: Path) -> Result:
 def _dagster_home() -> Result:
     home = os.environ.get("DAGSTER_HOME")
     if not home:
+        made = Path(".dagster_home").resolve()  # the Makefile's DAGSTER_HOME, set for its own commands only
+        if (made / "dagster.yaml").is_file():
+            return Result("DAGSTER_HOME", "warn", f"not set in this shell: runs are not recorded; `make demo` and "
+                                                  f"`make dagster-dev` record theirs in {made}: "
+                                                  f"export DAGSTER_HOME={made}")
         return Result("DAGSTER_HOME", "warn", "not set: runs are not recorded; `make dagster-dev` sets ./.dagster_home")
     if not (Path(home) / "dagster.yaml").is_file():
         return Result("DAGSTER_HOME", "warn", f"{home} has no dagster.yaml: copy the repository's (make dagster-dev does)")

@@ -1,0 +1,40 @@
+"""pipelines/lib/doctor.py: the setup checks say what was found and how to fix it."""
+
+from pathlib import Path
+
+from pipelines.lib import doctor
+
+
+def test_dagster_home_unset_after_make_demo_names_the_folder_it_recorded_runs_in(tmp_path, monkeypatch):
+    # `make demo` sets DAGSTER_HOME=./.dagster_home for its own command only, and copies dagster.yaml there
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".dagster_home").mkdir()
+    (tmp_path / ".dagster_home" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    result = doctor._dagster_home()
+    assert result.status == "warn"
+    assert result.detail.endswith(f"export DAGSTER_HOME={tmp_path / '.dagster_home'}")
+
+
+def test_dagster_home_unset_on_a_fresh_checkout_says_which_command_sets_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert doctor._dagster_home() == doctor.Result(
+        "DAGSTER_HOME", "warn", "not set: runs are not recorded; `make dagster-dev` sets ./.dagster_home")
+
+
+def test_dagster_home_without_its_configuration_and_with_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    assert doctor._dagster_home().status == "warn"
+    (Path(tmp_path) / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    assert doctor._dagster_home() == doctor.Result("DAGSTER_HOME", "ok", str(tmp_path))
+
+
+def test_every_check_runs_on_a_folder_with_no_warehouse_and_none_raises(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    results = doctor.run_checks(tmp_path / "none.duckdb")
+    assert [r.name for r in results] == ["install", "price catalogue", "warehouse", "snapshot", "DAGSTER_HOME",
+                                         "alert webhook"]
+    assert results[2] == doctor.Result("warehouse", "warn",
+                                       f"{tmp_path / 'none.duckdb'} does not exist yet: run `cachemeter run`")
+    assert results[0].status == "ok" and results[1].status == "ok"
