@@ -83,10 +83,11 @@ def test_the_report_lists_the_switch_with_its_dollars_per_day(db):
     switches = data.whatif["ttl"]
     assert switches[["app", "current_ttl", "switch_to", "days"]].values.tolist() == [["digest", "5m", "1h", 1]]
     assert switches["saving_per_day_usd"].tolist() == [pytest.approx(0.0714)]
+    assert switches["match_rate"].tolist() == [1.0]  # no request came inside 5 minutes: nothing says a read would miss
     page = report.render_html(data)
     for title in ("What if: routing by prefix", "What if: a longer cache TTL", "What if: KV memory"):
         assert title in page
-    assert "$0.07" in page
+    assert "$0.07" in page and "<td>100.0%</td>" in page
 
 
 def test_the_cli_replays_the_warehouses_usage_like_the_mart(db, tmp_path):
