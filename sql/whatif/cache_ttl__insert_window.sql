@@ -4,8 +4,9 @@
 -- each family's requests (set-based; no state beyond the previous request), and each request falls in
 -- one of three gap buckets: at most 5 minutes, 5 minutes to 1 hour, more than 1 hour (or no previous
 -- request). The replay is anchored on the log: where the option keeps the entry alive exactly when the
--- current TTL does, the request reads what it read (so the current TTL's option costs what was billed,
--- saving 0). Where a longer option keeps alive an entry that has expired now, the request reads the
+-- current TTL does, the request reads what it read (so the current TTL's option costs what it costs now,
+-- saving 0, on a family-day that wrote one kind of entry; on one that wrote both, current_ttl is '1h' and its
+-- row prices every write at the 1-hour price). Where a longer option keeps alive an entry that has expired now, the request reads the
 -- smaller of its own span and the previous request's span, scaled by the family-day's match rate: of
 -- what its requests inside the current TTL could have read, the share they did read (1 when none came
 -- inside it). A family whose opening changes on every request (a rotating preamble: it writes although
@@ -21,7 +22,7 @@ options (ttl_option, uses_1h_price) as (
 ),
 cached as (
     select
-        u.request_id, u.ts, u.day, u.prefix_family, u.provider, u.model, u.tenant, u.app, u.request_count,
+        u.request_id, u.ts, u.source_file, u.source_line, u.day, u.prefix_family, u.provider, u.model, u.tenant, u.app, u.request_count,
         u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens,
         u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens as span_tokens,
         c.list_cost_usd as cost_usd,  -- list rates, as the option is priced (not a bill that differs from them)
@@ -43,7 +44,9 @@ with_previous as (
         epoch_us(ts) - lag(epoch_us(ts)) over family_order as gap_us,
         lag(span_tokens) over family_order as previous_span_tokens
     from cached
-    window family_order as (partition by prefix_family, provider, model, tenant, app order by ts, request_id)
+    -- requests logged at the same time in their log order (times are often whole seconds, ids random)
+    window family_order as (partition by prefix_family, provider, model, tenant, app
+                            order by ts, source_file, source_line, request_id)
 ),
 bucketed as (
     select
@@ -81,9 +84,12 @@ per_price as (
 with_current as (
     select
         *,
-        -- the current TTL of the family-day: 1 hour if it wrote any 1-hour entries
-        sum(cache_write_1h_tokens) over (partition by day, prefix_family, provider, model, tenant, app) > 0 as now_1h
+        -- the current TTL of the family-day: 1 hour if it wrote any 1-hour entries, or wrote none and read an
+        -- entry more than 5 minutes after the previous request (which only a 1-hour entry outlives)
+        sum(cache_write_1h_tokens) over family_day > 0
+            or (sum(cache_write_5m_tokens) over family_day = 0 and sum(read_1) over family_day > 0) as now_1h
     from per_price
+    window family_day as (partition by day, prefix_family, provider, model, tenant, app)
 ),
 per_family_day as (
     select
@@ -131,7 +137,7 @@ priced as (
 )
 select
     day, prefix_family, provider, model, tenant, app, ttl_option,
-    case when sum(cache_write_1h_tokens) > 0 then '1h' else '5m' end as current_ttl,
+    case when bool_or(now_1h) then '1h' else '5m' end as current_ttl,
     sum(requests)::bigint as requests,
     any_value(match_rate)::double as match_rate,  -- one value per family-day
     sum(span_tokens)::bigint as cached_span_tokens,

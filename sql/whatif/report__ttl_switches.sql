@@ -1,5 +1,6 @@
 -- The report's cache TTL switches that pay over the UTC days [$start, $end): families whose other
--- retention option would have cost less than what they were billed, with USD per day (DECIMAL) over
+-- retention option would have cost less than they cost now, both at list rates (a bill that differs from the
+-- list is not what the option is priced against), with USD per day (DECIMAL) over
 -- the days they used the cache, largest saving first (equal savings: by family, provider, model, app,
 -- current TTL and the TTL switched to, the row's keys). match_rate: the days' match rates weighted by their
 -- requests (0-1: the share of reads the family got while its entry was alive, which the replay applies to the

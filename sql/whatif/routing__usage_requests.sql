@@ -9,4 +9,4 @@ select
     least(prompt_tokens, cache_read_tokens + cache_write_5m_tokens + cache_write_1h_tokens) as cacheable_tokens
 from core.usage
 where day >= $start and day < $end and ts >= $from and ts < $to and prompt_tokens > 0
-order by ts, request_id;
+order by ts, source_file, source_line, request_id;  -- requests logged at the same time: in log order

@@ -142,22 +142,32 @@ def anchored(tmp_path_factory):
     for i, ts in enumerate(at_minutes(0, 10, 20, 30)):
         records.append(anthropic_request(i, "hourly", ts, read=CACHED if i else 0, write_5m=0,
                                          write_1h=0 if i else CACHED))
+    # three requests logged in one second, the write first in the log, its id sorting last, then one 20 minutes on
+    for i, (ts, read) in zip((9, 1, 2, 3), zip(at_minutes(0, 0, 0, 20), (0, CACHED, CACHED, 0))):
+        records.append(anthropic_request(i, "ties", ts, read=read, write_5m=CACHED - read))
+    # a 1-hour entry written the evening before, read every 20 minutes after midnight: a day that writes nothing
+    evening = START.replace(day=19, hour=23, minute=50)
+    records.append(anthropic_request(0, "readsonly", evening, write_5m=0, write_1h=CACHED))
+    for i in (1, 2, 3):
+        records.append(anthropic_request(i, "readsonly", evening + i * 20 * MINUTE, read=CACHED, write_5m=0))
     write_jsonl(tmp / "logs" / "families.jsonl", records)
     return run_pipeline(tmp, tmp / "logs")
 
 
-def option_rows(db, app):
+def option_rows(db, app, day="2026-11-20"):
     return {option: rest for option, *rest in query(
         db, "select ttl_option, current_ttl, cache_read_tokens, cache_write_tokens, cost_now_usd, cost_usd, saving_usd "
-            "from marts.whatif_cache_ttl where app = $app", {"app": app})}
+            "from marts.whatif_cache_ttl where app = $app and day = $day", {"app": app, "day": day})}
 
 
-def match_rates(db, app):
-    return {rate for (rate,) in query(db, "select match_rate from marts.whatif_cache_ttl where app = $app", {"app": app})}
+def match_rates(db, app, day="2026-11-20"):
+    return {rate for (rate,) in query(db, "select match_rate from marts.whatif_cache_ttl where app = $app and day = $day",
+                                      {"app": app, "day": day})}
 
 
-@pytest.mark.parametrize("app, current", [("rotating", "5m"), ("partial", "5m"), ("hourly", "1h"), ("digest", "5m")])
-def test_the_current_ttls_option_costs_what_was_billed(anchored, db, app, current):
+@pytest.mark.parametrize("app, current", [("rotating", "5m"), ("partial", "5m"), ("hourly", "1h"), ("digest", "5m"),
+                                          ("ties", "5m"), ("readsonly", "1h")])
+def test_the_current_ttls_option_costs_what_the_requests_cost_now(anchored, db, app, current):
     rows = option_rows(db if app == "digest" else anchored, app)
     _, reads, writes, now, cost, saving = rows[current]
     assert rows[current][0] == current and cost == now and saving == 0
@@ -192,6 +202,22 @@ def test_a_shorter_ttl_lets_the_entries_the_hour_kept_expire(anchored):
     per_request = UNCACHED * INPUT + OUTPUT * OUTPUT_PRICE
     assert now == (4 * per_request + CACHED * WRITE_1H + 3 * CACHED * READ) / MTOK
     assert cost == (4 * per_request + 4 * CACHED * WRITE_5M) / MTOK and saving < 0
+
+
+def test_requests_logged_in_the_same_second_replay_in_log_order(anchored):
+    # by id the write would come after the two reads (its id sorts last) and the match rate would be 1/2
+    current, reads, writes, now, cost, saving = option_rows(anchored, "ties")["1h"]
+    assert match_rates(anchored, "ties") == {1.0}
+    assert (current, reads, writes) == ("5m", 3 * CACHED, CACHED)
+
+
+def test_a_day_that_only_reads_an_entry_older_than_5_minutes_is_on_1_hour(anchored):
+    # no write that day, but reads 20 minutes apart: only a 1-hour entry lives that long, so the day is on 1 hour
+    # and 5 minutes would let each entry expire: three 5-minute writes instead of three reads
+    current, reads, writes, now, cost, saving = option_rows(anchored, "readsonly")["5m"]
+    assert (current, reads, writes) == ("1h", 0, 3 * CACHED)
+    assert saving == 3 * CACHED * (READ - WRITE_5M) / MTOK == Decimal("-0.0207")
+    assert option_rows(anchored, "readsonly", "2026-11-19")["5m"][0] == "1h"  # the evening's 1-hour write
 
 
 def test_a_day_replayed_before_the_replay_was_anchored_is_rebuilt_on_the_next_run(tmp_path):
