@@ -122,6 +122,8 @@ def run(
     _print_summary(db, result)
 
 
+# the longest report: 100 years of UTC days (counting back further than the calendar goes overflowed the date)
+REPORT_MAX_DAYS = 36_500
 STEPS = {"ingest": "Reading logs", "build": "Building UTC days", "publish": "Publishing"}
 
 
@@ -221,7 +223,8 @@ def sql(
 def report(
     db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
                             help="DuckDB warehouse file (its snapshot is read)."),
-    days: int = typer.Option(options.BY_NAME["report_days"].default, "--days", min=1, envvar="CACHEMETER_REPORT_DAYS",
+    days: int = typer.Option(options.BY_NAME["report_days"].default, "--days", min=1, max=REPORT_MAX_DAYS,
+                             envvar="CACHEMETER_REPORT_DAYS",
                              help="How many UTC days of data to show (counting back from the last)."),
     out: Path = typer.Option(None, "--out", help="Where to write the HTML file. Default: report.html beside the warehouse."),
 ) -> None:
@@ -231,13 +234,22 @@ def report(
     """
     from pipelines.lib import report as cache_report
 
-    source = warehouse.for_readers(db)
     out = out or warehouse.report_path(db)  # where `cachemeter run` writes it too
+    if out.is_dir():
+        err_console.print(f"[red]error:[/red] {escape(str(out))} is a folder: --out takes the HTML file to write")
+        raise typer.Exit(1)
     try:
-        with warehouse.connect(source, read_only=True) as conn:
+        with warehouse.open_for_reading(db) as conn:
             written = cache_report.write(conn, out, days)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, warehouse.NotAWarehouseError) as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    except duckdb.IOException as exc:  # a lock: only the first run, before it publishes a snapshot
+        err_console.print(f"[red]error:[/red] {escape(str(exc).splitlines()[0])} (the first run on this warehouse "
+                          "is still writing it and has published no snapshot to read yet: try again when it ends)")
+        raise typer.Exit(1) from exc
+    except OSError as exc:
+        err_console.print(f"[red]error:[/red] cannot write {escape(str(out))}: {escape(exc.strerror or str(exc))}")
         raise typer.Exit(1) from exc
     console.print(f"Report written to {escape(str(written))} ({written.stat().st_size / 1e6:.1f} MB, no network needed to open it)")
 

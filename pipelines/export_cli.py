@@ -43,12 +43,11 @@ def focus(
     Example: `cachemeter export focus --out focus.parquet --from 2026-11-01 --to 2026-11-30`
     """
     first_day, last_day = first and first.date(), last and last.date()
-    source = warehouse.snapshot_path(db) if warehouse.snapshot_path(db).exists() else db
     try:
         focus_export.check_request(out, first_day, last_day)  # before opening the warehouse
-        with warehouse.connect(source, read_only=True) as conn:
+        with warehouse.open_for_reading(db) as conn:
             table = focus_export.export(conn, out, first_day, last_day)
-    except (focus_export.FocusExportError, FileNotFoundError) as exc:
+    except (focus_export.FocusExportError, FileNotFoundError, warehouse.NotAWarehouseError) as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
     except duckdb.Error as exc:

@@ -116,7 +116,16 @@ def _requests(logs: Path | None, db: Path | None, block_tokens: int | None) -> l
                 err_console.print(f"[dim]{len(found.other_files)} file(s) that are not block-hash traces were not "
                                   "replayed (use --db on their warehouse)[/dim]")
             return found.requests
-        return _flatten(routing_inputs.staged_usage_requests(logs))
+        quarantined: list = []
+        requests = _flatten(routing_inputs.staged_usage_requests(logs, quarantined=quarantined))
+        for source_file, source_line, reason in quarantined[:5]:
+            err_console.print(f"[yellow]quarantined[/yellow] {escape(f'{source_file}:{source_line}: {reason}')}")
+        if len(quarantined) > 5:
+            err_console.print(f"[yellow]... and {len(quarantined) - 5:,} more quarantined records[/yellow]")
+        if quarantined:
+            err_console.print(f"[dim]{len(requests):,} request(s) replayed; {len(quarantined):,} record(s) quarantined "
+                              "and left out (`cachemeter run` keeps them in core.quarantine)[/dim]")
+        return requests
     with _read_warehouse(db) as conn:
         return _flatten(routing_inputs.usage_requests(conn))
 
@@ -125,10 +134,7 @@ def _read_warehouse(db: Path):
     """A read-only connection to the warehouse's snapshot when there is one, else to the warehouse."""
     from pipelines.lib import warehouse
 
-    source = warehouse.for_readers(db)
-    if not warehouse.exists(source):
-        raise FileNotFoundError(f"warehouse {db} does not exist")
-    return warehouse.connect(source, read_only=True)
+    return warehouse.open_for_reading(db)  # NotAWarehouseError is a ValueError: the commands print it as one line
 
 
 def _flatten(by_day: dict) -> list[routing.Request]:

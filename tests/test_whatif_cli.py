@@ -86,4 +86,45 @@ def test_ttft_estimate_is_two_flops_per_parameter_per_cached_token_over_the_card
                        "--utilization", "1", cwd=tmp_path)
     assert table.returncode == 0 and "0.1680" in table.stdout and "300.0" in table.stdout
     bad = cachemeter("whatif", "ttft", "--db", str(db), "--model-config", "llama-3.1-70b", "--card-tflops", "0", cwd=tmp_path)
-    assert bad.returncode == 1 and "card throughput must be positive" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 1 and "card throughput must be a positive" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_sizes_and_throughputs_that_are_not_finite_numbers_are_refused_in_one_line(tmp_path):
+    # nan compares false with every bound and inf passes `> 0`: an OverflowError traceback, or NaN in the JSON
+    for args, message in ((["kv", "--model-config", "llama-3.1-8b", "--tokens", "100", "--cache-gb", "inf"], "--cache-gb"),
+                          (["kv", "--model-config", "llama-3.1-8b", "--tokens", "100", "--cache-gb", "nan"], "--cache-gb"),
+                          (["kv", "--model-config", "llama-3.1-70b", "--tokens", "100", "--cache-gb", "8",
+                            "--card-tflops", "nan"], "card throughput"),
+                          (["routing", "--logs", str(tmp_path), "--cards", "2", "--cache-gb", "inf",
+                            "--model-config", "llama-3.1-8b"], "--cache-gb")):
+        bad = cachemeter("whatif", *args, cwd=tmp_path)
+        assert bad.returncode == 1 and bad.stderr.startswith("error:") and message in bad.stderr, bad.stderr
+        assert "Traceback" not in bad.stderr
+
+
+def test_every_reader_of_a_warehouse_says_in_one_line_when_db_is_not_one(tmp_path):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "text.duckdb").write_text("not a database\n")
+    for command, db, message in (
+            (["whatif", "routing", "--cards", "2"], "folder", "is a folder"),
+            (["whatif", "ttft", "--model-config", "llama-3.1-70b", "--card-tflops", "989"], "text.duckdb",
+             "is not a DuckDB warehouse file"),
+            (["report"], "text.duckdb", "is not a DuckDB warehouse file"),
+            (["export", "focus", "--out", "f.csv"], "folder", "is a folder")):
+        bad = cachemeter(*command, "--db", str(tmp_path / db), cwd=tmp_path)
+        assert bad.returncode == 1 and bad.stderr.startswith("error:") and message in bad.stderr, bad.stderr
+        assert "Traceback" not in bad.stderr
+
+
+def test_routing_on_usage_logs_says_which_records_it_left_out(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    good = {"ts": "2026-11-20T09:00:00Z", "provider": "openai", "model": "gpt-4o", "request_id": "r1",
+            "response": {"usage": {"prompt_tokens": 2000, "completion_tokens": 10,
+                                   "prompt_tokens_details": {"cached_tokens": 1024}}}}
+    (logs / "usage.jsonl").write_text(json.dumps(good) + "\n{not json\n")
+    done = cachemeter("whatif", "routing", "--logs", str(logs), "--cards", "2", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "quarantined usage.jsonl:2: malformed JSON" in done.stderr
+    assert "1 request(s) replayed; 1 record(s) quarantined" in done.stderr
+    assert list(json.loads(done.stdout)) == list(routing.POLICIES)

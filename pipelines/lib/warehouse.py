@@ -221,6 +221,40 @@ def for_readers(db_path: str | Path) -> str | Path:
     return snapshot_path(db_path) if snapshot_path(db_path).exists() else Path(db_path)
 
 
+class NotAWarehouseError(ValueError):
+    """``--db`` names something that is not a cachemeter warehouse: a folder, a file that is not DuckDB, or a
+    DuckDB file without cachemeter's tables. The message is one line and says what to do."""
+
+
+def open_for_reading(db_path: str | Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to what readers open (``for_readers``: the snapshot when there is one), checked to
+    be a cachemeter warehouse (it has ``core.usage``).
+
+    Raises FileNotFoundError when nothing is there, NotAWarehouseError when it is not a warehouse (a folder,
+    not a DuckDB file, no cachemeter tables), duckdb.IOException for a lock held by another process.
+    """
+    source = for_readers(db_path)
+    if not lake.is_lake(source):
+        path = Path(source)
+        if path.is_dir():
+            raise NotAWarehouseError(f"{db_path} is a folder: --db takes a warehouse file (e.g. warehouse/cachemeter.duckdb)")
+        if not path.exists():
+            raise FileNotFoundError(f"warehouse {db_path} does not exist: `cachemeter run --db {db_path}` builds it")
+    try:
+        conn = connect(source, read_only=True)
+    except duckdb.IOException as exc:
+        if lock_holder(exc) is not None:
+            raise
+        raise NotAWarehouseError(f"{db_path} is not a DuckDB warehouse file ({str(exc).splitlines()[0]})") from exc
+    found = conn.execute("select count(*) from duckdb_tables() where database_name = current_database() "
+                         "and schema_name = 'core' and table_name = 'usage'").fetchall()[0][0]
+    if not found:
+        conn.close()
+        raise NotAWarehouseError(f"{db_path} is a DuckDB file without cachemeter's tables (no core.usage): "
+                                 f"`cachemeter run --db <a new file>` builds a warehouse")
+    return conn
+
+
 class WarehouseBusyError(RuntimeError):
     """Another process holds the warehouse file's write lock; the message names the holder (one line)."""
 

@@ -163,3 +163,17 @@ with warehouse.connect(sys.argv[1], read_only=True) as conn:  # `cachemeter sql`
                           cwd=REPO, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "False", "False"]
+
+
+def test_open_for_reading_names_what_db_is_when_it_is_not_a_warehouse(tmp_path):
+    from pipelines.lib import warehouse
+
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "text.duckdb").write_text("not a database\n")
+    duckdb.connect(str(tmp_path / "plain.duckdb")).execute("create table t (x int)").close()
+    for name, message in (("folder", "is a folder"), ("text.duckdb", "is not a DuckDB warehouse file"),
+                          ("plain.duckdb", "without cachemeter's tables (no core.usage)")):
+        with pytest.raises(warehouse.NotAWarehouseError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            warehouse.open_for_reading(tmp_path / name)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        warehouse.open_for_reading(tmp_path / "none.duckdb")

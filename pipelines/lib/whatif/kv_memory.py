@@ -17,6 +17,7 @@ wins, e.g. 1 for an FP8 KV cache), and optionally ``num_parameters`` (for the pr
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,8 +107,8 @@ def _config(path: Path, raw: dict) -> ModelConfig:
 
 def capacity_tokens(model: ModelConfig, cache_gb: float) -> int:
     """Tokens of KV a cache of ``cache_gb`` decimal gigabytes holds (whole tokens)."""
-    if cache_gb <= 0:
-        raise ValueError(f"cache size must be positive, got {cache_gb} GB")
+    if not (math.isfinite(cache_gb) and cache_gb > 0):  # nan and inf: no whole number of tokens
+        raise ValueError(f"--cache-gb must be a positive, finite size in GB, got {cache_gb}")
     return int(cache_gb * GB) // model.kv_bytes_per_token
 
 
@@ -124,8 +125,8 @@ def kv_summary(model: ModelConfig, tokens: int, cache_gb: float, context_tokens:
     context = context_tokens or model.max_context_tokens or tokens
     if context <= 0:
         raise ValueError(f"--context-tokens must be positive, got {context}")
-    if cache_gb <= 0:
-        raise ValueError(f"--cache-gb must be positive, got {cache_gb}")
+    if not (math.isfinite(cache_gb) and cache_gb > 0):
+        raise ValueError(f"--cache-gb must be a positive, finite size in GB, got {cache_gb}")
     budget = int(cache_gb * GB)
     per_copy = model.kv_bytes_per_token * tokens
     return {"model": model.name, "bytes_per_token": model.kv_bytes_per_token, "bytes_per_copy": per_copy,

@@ -13,6 +13,8 @@ fraction of it prefill achieves (model FLOPs utilization; ``DEFAULT_UTILIZATION`
 
 from __future__ import annotations
 
+import math
+
 FLOPS_PER_PARAMETER_PER_TOKEN = 2
 DEFAULT_UTILIZATION = 0.5  # prefill is compute-bound; 40-60% of peak is typical of well-tuned servers
 
@@ -26,10 +28,16 @@ def prefill_seconds(num_parameters: int, tokens: int, peak_tflops: float,
                     utilization: float = DEFAULT_UTILIZATION) -> float:
     """Seconds to prefill ``tokens`` tokens (= seconds saved when they are read from cache instead).
 
-    Raises ``ValueError`` unless ``peak_tflops`` > 0 and 0 < ``utilization`` <= 1.
+    Raises ``ValueError`` unless ``peak_tflops`` is a finite number > 0 and 0 < ``utilization`` <= 1.
     """
-    if peak_tflops <= 0:
-        raise ValueError(f"card throughput must be positive TFLOP/s, got {peak_tflops}")
+    check_card(peak_tflops, utilization)
+    return prefill_flops(num_parameters, tokens) / (peak_tflops * 1e12 * utilization)
+
+
+def check_card(peak_tflops: float, utilization: float) -> None:
+    """Raises ``ValueError`` unless ``peak_tflops`` is a finite number > 0 and 0 < ``utilization`` <= 1 (nan
+    compares false and inf passes ``> 0``: both are refused)."""
+    if not (math.isfinite(peak_tflops) and peak_tflops > 0):
+        raise ValueError(f"card throughput must be a positive, finite TFLOP/s, got {peak_tflops}")
     if not 0 < utilization <= 1:
         raise ValueError(f"utilization must be in (0, 1], got {utilization}")
-    return prefill_flops(num_parameters, tokens) / (peak_tflops * 1e12 * utilization)

@@ -161,14 +161,19 @@ def _request(family: str, prompt: int, cacheable: int) -> Request:
                    prompt_tokens=prompt, family_block=family if blocks else None)
 
 
-def staged_usage_requests(root: Path, follow_symlinks: bool = False) -> dict[date, list[Request]]:
+def staged_usage_requests(root: Path, follow_symlinks: bool = False,
+                          quarantined: list | None = None) -> dict[date, list[Request]]:
     """Stage the usage logs under ``root`` into an in-memory warehouse (nothing is written to disk) and
     return their rows as requests, per UTC day (see ``usage_requests``). Raises ``FileNotFoundError``
-    for a missing folder; bad records are left out as staging quarantines them."""
+    for a missing folder; bad records are left out as staging quarantines them, and ``quarantined`` (a
+    list, when given) receives ``(source_file, source_line, reason)`` of each, in file and line order."""
     from pipelines.ingest import stage as ingest
     from pipelines.lib import warehouse
 
     with duckdb.connect(":memory:") as conn:
         warehouse.prepare(conn)
         ingest.stage_logs(conn, Path(root), follow_symlinks=follow_symlinks)
+        if quarantined is not None:
+            quarantined.extend(conn.execute("select source_file, source_line, reason from core.quarantine "
+                                            "order by source_file, source_line").fetchall())
         return usage_requests(conn)

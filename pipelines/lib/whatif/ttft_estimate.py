@@ -35,7 +35,8 @@ def estimate(rows: list[dict], num_parameters: int, peak_tflops: float,
              utilization: float = prefill.DEFAULT_UTILIZATION) -> list[dict]:
     """``rows`` with ``prefill_seconds_saved`` (the unmeasured hits' cache reads, seconds) and
     ``prefill_seconds_saved_per_hit`` (None without hits) added. Raises ``ValueError`` on a
-    non-positive throughput or a utilization outside (0, 1]."""
+    non-positive or non-finite throughput or a utilization outside (0, 1], with rows or without."""
+    prefill.check_card(peak_tflops, utilization)
     out = []
     for row in rows:
         seconds = prefill.prefill_seconds(num_parameters, row["unmeasured_cache_read_tokens"], peak_tflops, utilization)
