@@ -209,9 +209,10 @@ def sql(
     if output is OutputFormat.csv:
         writer = csv.writer(sys.stdout)
         writer.writerow(columns)
-        writer.writerows(rows)
+        writer.writerows([[_plain(v) if isinstance(v, Decimal) else v for v in row] for row in rows])
     elif output is OutputFormat.json:
-        print(json.dumps([dict(zip(columns, row)) for row in rows], default=str, indent=1))
+        # DECIMALs as strings (exact, as JSON numbers would not be), dates and times as their text
+        print(json.dumps([dict(zip(columns, row)) for row in rows], default=_plain, indent=1))
     else:
         table = Table(*[escape(c) for c in columns])
         for row in rows:
@@ -241,6 +242,7 @@ def report(
     try:
         with warehouse.open_for_reading(db) as conn:
             written = cache_report.write(conn, out, days)
+            unbuilt = warehouse.unbuilt_days_note(conn)
     except (FileNotFoundError, warehouse.NotAWarehouseError) as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
@@ -251,6 +253,8 @@ def report(
     except OSError as exc:
         err_console.print(f"[red]error:[/red] cannot write {escape(str(out))}: {escape(exc.strerror or str(exc))}")
         raise typer.Exit(1) from exc
+    if unbuilt:
+        err_console.print(f"[yellow]warning:[/yellow] {escape(unbuilt)}", soft_wrap=True)
     console.print(f"Report written to {escape(str(written))} ({written.stat().st_size / 1e6:.1f} MB, no network needed to open it)")
 
 
@@ -304,7 +308,13 @@ _register_fetch()
 
 def _cell(value) -> str:
     """A value as a table cell shows it: its text, not rich markup ("[/b]" in a value is printed, not parsed)."""
-    return "" if value is None else escape(str(value))
+    return "" if value is None else escape(_plain(value))
+
+
+def _plain(value) -> str:
+    """A value's text; a DECIMAL in positional notation with all its digits (``str`` gives ``0E-15`` for a zero
+    DECIMAL(38, 15), and ``1E+1`` for some values: exact, but not what a spreadsheet or a reader expects)."""
+    return format(value, "f") if isinstance(value, Decimal) else str(value)
 
 
 def _usd(value: Decimal | None) -> str:

@@ -47,6 +47,7 @@ def focus(
         focus_export.check_request(out, first_day, last_day)  # before opening the warehouse
         with warehouse.open_for_reading(db) as conn:
             table = focus_export.export(conn, out, first_day, last_day)
+            unbuilt = warehouse.unbuilt_days_note(conn)
     except (focus_export.FocusExportError, FileNotFoundError, warehouse.NotAWarehouseError) as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
@@ -56,6 +57,8 @@ def focus(
     except OSError as exc:
         err_console.print(f"[red]error:[/red] {escape(f'cannot write {out}: {exc.strerror or exc}')}")
         raise typer.Exit(1) from exc
+    if unbuilt:
+        err_console.print(f"[yellow]warning:[/yellow] {escape(unbuilt)}", soft_wrap=True)
     billed = pc.sum(table.column("BilledCost")).as_py() if table.num_rows else 0
     days = pc.unique(table.column("ChargePeriodStart")).to_pylist() if table.num_rows else []
     console.print(f"{table.num_rows:,} FOCUS rows over {len(days):,} day(s), BilledCost {billed or 0:,.6f} USD, "

@@ -78,6 +78,13 @@ def test_sql_answers_read_only_and_refuses_writes(tmp_path):
     first_day = [row for row in rows if row["day"] == "2026-11-27"]
     savings = [Decimal(str(row["savings_usd"])) for row in first_day]
     assert savings == sorted(savings, reverse=True) and all(s == s.quantize(Decimal("0.01")) for s in savings)
+    # a zero USD amount reads 0.000000000000000 in every format, not Python's 0E-15
+    zero = "select 0::decimal(38, 15) as usd, 12.5::decimal(38, 15) as more_usd"
+    shown = {form: cachemeter("sql", zero, "--db", str(db), "--format", form, cwd=tmp_path).stdout
+             for form in ("csv", "json", "table")}
+    assert shown["csv"].splitlines() == ["usd,more_usd", "0.000000000000000,12.500000000000000"]
+    assert json.loads(shown["json"]) == [{"usd": "0.000000000000000", "more_usd": "12.500000000000000"}]
+    assert "0.000000000000000" in shown["table"] and "E-15" not in shown["table"]
     assert all(len(str(row["token_hit_rate"]).split(".")[-1]) <= 3 for row in rows)
 
 

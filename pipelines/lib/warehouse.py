@@ -255,6 +255,17 @@ def open_for_reading(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     return conn
 
 
+def unbuilt_days_note(conn: duckdb.DuckDBPyConnection) -> str | None:
+    """One line naming the UTC days staged but not built yet (``stage.pending_days``) in what ``conn`` reads, so
+    a reader knows their numbers are missing or old (a run failed, or one is under way); None when there are none."""
+    first, last, count = conn.execute("select min(day), max(day), count(distinct day) from stage.pending_days").fetchall()[0]
+    if not count:
+        return None
+    span = f"{first}" if count == 1 else f"{count} UTC days from {first} to {last}"
+    return (f"{span} staged but not built yet (the last run did not finish, or one is under way): their numbers "
+            "are missing or out of date here until a run builds them")
+
+
 class WarehouseBusyError(RuntimeError):
     """Another process holds the warehouse file's write lock; the message names the holder (one line)."""
 

@@ -177,3 +177,15 @@ def test_open_for_reading_names_what_db_is_when_it_is_not_a_warehouse(tmp_path):
             warehouse.open_for_reading(tmp_path / name)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         warehouse.open_for_reading(tmp_path / "none.duckdb")
+
+
+def test_readers_are_told_which_days_are_staged_but_not_built():
+    from pipelines.lib import warehouse
+
+    conn = warehouse.prepare(duckdb.connect(":memory:"))
+    assert warehouse.unbuilt_days_note(conn) is None
+    conn.execute("insert into stage.pending_days (day, staged_at) values ('2026-11-20', now())")
+    assert warehouse.unbuilt_days_note(conn).startswith("2026-11-20 staged but not built yet")
+    conn.execute("insert into stage.pending_days (day, staged_at, dependent) values ('2026-11-22', now(), true), "
+                 "('2026-11-20', now(), false)")
+    assert warehouse.unbuilt_days_note(conn).startswith("2 UTC days from 2026-11-20 to 2026-11-22 staged but not built")
