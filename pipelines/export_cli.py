@@ -48,6 +48,7 @@ def focus(
         with warehouse.open_for_reading(db) as conn:
             table = focus_export.export(conn, out, first_day, last_day)
             unbuilt = warehouse.unbuilt_days_note(conn)
+            unpriced = focus_export.unpriced_requests(conn, first_day, last_day)
     except (focus_export.FocusExportError, FileNotFoundError, warehouse.NotAWarehouseError) as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
@@ -59,6 +60,10 @@ def focus(
         raise typer.Exit(1) from exc
     if unbuilt:
         err_console.print(f"[yellow]warning:[/yellow] {escape(unbuilt)}", soft_wrap=True)
+    if unpriced:
+        err_console.print(f"[yellow]warning:[/yellow] {unpriced:,} unpriced request(s) left out (no price to charge them "
+                          "at: add their models with --prices; marts.cache_alerts' unpriced_usage alert names them)",
+                          soft_wrap=True)
     billed = pc.sum(table.column("BilledCost")).as_py() if table.num_rows else 0
     days = pc.unique(table.column("ChargePeriodStart")).to_pylist() if table.num_rows else []
     console.print(f"{table.num_rows:,} FOCUS rows over {len(days):,} day(s), BilledCost {billed or 0:,.6f} USD, "

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
+from datetime import date
 from decimal import Decimal
 
 import pyarrow as pa
@@ -118,3 +119,21 @@ def test_bad_arguments_get_one_clear_error_and_no_traceback(tmp_path, args, mess
     done = cachemeter("export", "focus", *args, cwd=tmp_path)
     assert done.returncode != 0 and message in done.stderr and "Traceback" not in done.stderr + done.stdout
     assert not (tmp_path / "f.csv").exists() and not (tmp_path / "f.txt").exists()
+
+
+def test_unpriced_requests_left_out_of_the_export_are_counted_in_a_warning(tmp_path):
+    import json
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    records = [{"ts": f"2026-11-20T09:0{n}:00Z", "provider": "openai", "model": model, "request_id": f"r{n}",
+                "response": {"usage": {"prompt_tokens": 2000, "completion_tokens": 10}}}
+               for n, model in enumerate(["gpt-4o", "no-such-model-x", "no-such-model-x"])]
+    (logs / "usage.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    db = run_pipeline(tmp_path, logs)
+    done = cachemeter("export", "focus", "--out", "f.csv", "--db", str(db), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "warning: 2 unpriced request(s) left out" in done.stderr
+    with warehouse.connect(db, read_only=True) as conn:
+        assert focus.unpriced_requests(conn) == 2
+        assert focus.unpriced_requests(conn, last_day=date(2026, 11, 19)) == 0

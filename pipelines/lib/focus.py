@@ -35,6 +35,16 @@ def charges(conn: duckdb.DuckDBPyConnection, first_day: date | None = None, last
     return conn.sql(statement("export/focus__charges"), params={"start": first_day or _EARLIEST, "end": end}).to_arrow_table()
 
 
+def unpriced_requests(conn: duckdb.DuckDBPyConnection, first_day: date | None = None,
+                      last_day: date | None = None) -> int:
+    """Requests (sum of request_count) of the UTC days ``first_day`` .. ``last_day`` left out of the export
+    because they are unpriced (no cost to charge: docs/focus.md; the unpriced_usage alert names their models)."""
+    end = (last_day or _LATEST) + timedelta(days=1)
+    return conn.execute("select coalesce(sum(request_count), 0) from core.usage_costs "
+                        "where not priced and day >= $start and day < $end",
+                        {"start": first_day or _EARLIEST, "end": end}).fetchall()[0][0]
+
+
 def check_request(out: Path, first_day: date | None, last_day: date | None) -> None:
     """Raise ``FocusExportError`` when ``out`` is neither ``.parquet`` nor ``.csv`` or the days are reversed."""
     if out.suffix.lower() not in SUFFIXES:

@@ -176,7 +176,8 @@ def _table(frame: pd.DataFrame, money: tuple = (), rates: tuple = ()) -> str:
         cells = []
         for column, value in zip(frame.columns, record):
             if column in money and pd.notna(value):
-                text = f"${value:,.2f}"
+                # cents; four decimals below one cent, so a small amount does not read as $0.00
+                text = f"${value:,.4f}" if 0 < abs(value) < 0.01 else f"${value:,.2f}"
             elif column in rates and pd.notna(value):
                 text = f"{value:.1%}"
             else:

@@ -26,11 +26,13 @@ cached as (
         u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens,
         u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens as span_tokens,
         c.list_cost_usd as cost_usd,  -- list rates, as the option is priced (not a bill that differs from them)
-        c.cache_read_per_mtok, c.cache_write_5m_per_mtok, c.cache_write_1h_per_mtok
+        c.cache_read_per_mtok, c.cache_write_5m_per_mtok, c.cache_write_1h_per_mtok,
+        -- a request its price left unpriced (e.g. a --prices row without a read price) is still a request of
+        -- the family: it is the previous request of the next one, and only its own sums are left out below
+        c.priced
     from core.usage u
     join core.usage_costs c using (request_id, day)
     where u.day >= $start::date - 1 and u.day < $end
-      and c.priced
       and u.request_count = 1  -- a usage bucket (N requests in one row) has no request times to replay
       and c.cache_write_1h_per_mtok is distinct from c.cache_write_5m_per_mtok
       and c.cache_write_1h_per_mtok is not null and c.cache_write_5m_per_mtok is not null
@@ -56,7 +58,7 @@ bucketed as (
              else 2 end as gap_bucket,  -- 0: at most 5 minutes, 1: up to 1 hour, 2: longer or first
         coalesce(least(span_tokens, previous_span_tokens), 0) as could_read_tokens
     from with_previous
-    where day >= $start
+    where day >= $start and priced
 ),
 -- token sums per applied price, both options side by side (no row per option): usd() is exact and linear at
 -- these scales (tokens x a DECIMAL(18, 9) price x 10^-6 has at most 15 decimals, so nothing is rounded), so

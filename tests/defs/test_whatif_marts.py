@@ -239,3 +239,19 @@ def test_a_day_replayed_before_the_replay_was_anchored_is_rebuilt_on_the_next_ru
 
     assert snapshot(db) == clean
     assert match_rates(db, "rotating") == {0.0}
+
+
+def test_a_request_left_unpriced_is_still_the_previous_request_of_the_next(tmp_path):
+    # a --prices row without a read price leaves the read at minute 4 unpriced: it is out of the sums, but the
+    # write at minute 8 came 4 minutes after it (alive under 5 minutes, and written: a miss), not 8 after the first
+    write_jsonl(tmp_path / "logs" / "digest.jsonl", [
+        anthropic_request(0, at=START), anthropic_request(1, at=START + 4 * MINUTE, read=CACHED, write_5m=0),
+        anthropic_request(2, at=START + 8 * MINUTE)])
+    prices = write_prices(tmp_path / "prices.csv", [{
+        "provider": "anthropic", "model": "claude-sonnet-4-5", "effective_from": "2026-01-01",
+        "input_per_mtok": "3", "cache_write_5m_per_mtok": "3.75", "cache_write_1h_per_mtok": "6", "output_per_mtok": "15"}])
+    db = run_pipeline(tmp_path, tmp_path / "logs", prices)
+    rows = query(db, "select ttl_option, requests, match_rate, cache_read_tokens, cache_write_tokens "
+                     "from marts.whatif_cache_ttl order by ttl_option")
+    # by the priced requests alone the write at minute 8 would read under 1 hour (8 minutes after the first)
+    assert rows == [("1h", 2, 0.0, 0, 2 * CACHED), ("5m", 2, 0.0, 0, 2 * CACHED)]

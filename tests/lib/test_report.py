@@ -229,3 +229,13 @@ def test_the_ttft_estimate_rows_from_the_families_day_sums_equal_those_of_the_re
     assert found == expected
     assert 100 < measured[0] < 200 and measured[1] == 300  # about half logged a TTFT: the sums leave those out
     assert len(expected) > 10 and any(row[4].startswith("app-") for row in expected)
+
+
+def test_money_below_a_cent_shows_four_decimals_not_zero():
+    import pandas as pd
+
+    from pipelines.lib import report
+
+    page = report._table(pd.DataFrame({"app": ["a", "b", "c"], "saving_per_day_usd": [0.0045, 12.345, 0.0]}),
+                         money=("saving_per_day_usd",))
+    assert "<td>$0.0045</td>" in page and "<td>$12.35</td>" in page and "<td>$0.00</td>" in page
