@@ -399,7 +399,17 @@ def main() -> None:
     """Console-script entry point: runs the command; after ``run``, exits without the interpreter's teardown."""
     collector.own_process()
     try:
-        app()
+        try:
+            app()
+        except Exception as exc:  # the last resort: each command reports what it expects in one line already
+            if os.environ.get("CACHEMETER_DEBUG"):
+                raise
+            first = (str(exc).strip().splitlines() or [""])[0]
+            err_console.print(f"[red]error:[/red] {escape(f'{type(exc).__name__}: {first}' if first else type(exc).__name__)}",
+                              soft_wrap=True)
+            err_console.print("[dim]an unexpected error: set CACHEMETER_DEBUG=1 to see where it came from, and please "
+                              "report it[/dim]", soft_wrap=True)
+            raise SystemExit(1) from exc
     except SystemExit as done:  # typer ends every command so, with its exit code
         if not _imports_heavy_modules:
             raise

@@ -367,3 +367,26 @@ def test_sql_while_a_run_holds_a_warehouse_that_has_no_snapshot_yet_says_so(tmp_
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_an_unexpected_error_is_one_line_and_the_traceback_only_on_request(monkeypatch, capsys):
+    import sys
+
+    from pipelines import cli
+    from pipelines.lib import doctor
+
+    def broken(db):
+        raise RuntimeError("something no command expected\nsecond line")
+
+    monkeypatch.setattr(doctor, "run_checks", broken)
+    monkeypatch.setattr(sys, "argv", ["cachemeter", "doctor"])
+    monkeypatch.delenv("CACHEMETER_DEBUG", raising=False)
+    with pytest.raises(SystemExit) as ended:
+        cli.main()
+    err = capsys.readouterr().err
+    assert ended.value.code == 1 and "Traceback" not in err
+    assert err.splitlines()[0] == "error: RuntimeError: something no command expected"
+    assert "CACHEMETER_DEBUG=1" in err
+    monkeypatch.setenv("CACHEMETER_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="something no command expected"):
+        cli.main()
