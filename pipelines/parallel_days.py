@@ -26,7 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import date, timedelta
 
-from pipelines.lib import lake, options
+from pipelines.lib import lake, options, parent_watch
 
 RANGE_TAG = "cachemeter/range_key"  # the range a run of the parallel build belongs to (its chunk runs share it)
 
@@ -62,8 +62,8 @@ def build_day_local(ranges: list[tuple[date, date]], workers: int) -> int:
     inherited from this one); they read the run's ``CACHEMETER_*`` settings from the environment.
     """
     parts = [part for first, last in ranges for part in chunks(first, last, workers)]
-    with ProcessPoolExecutor(max_workers=min(workers, len(parts)),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(parts)), mp_context=multiprocessing.get_context("spawn"),
+                             initializer=parent_watch.exit_with_parent, initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(_build_days, first, last) for first, last in parts]
         return sum(future.result() for future in futures)
 

@@ -24,7 +24,7 @@ from pipelines.defs.nightly.jobs import (CLI_TRIGGER, CODE_LOCATION, PUBLISH_ASS
                                           ingest_job, publish_job, range_tags)
 from pipelines.defs.settings import DEFAULT_LOGS, CachemeterSettings
 from pipelines.ingest import objectstore
-from pipelines.lib import collector, lake, progress, side_process, warehouse
+from pipelines.lib import collector, dead_runs, lake, progress, side_process, warehouse
 from pipelines.lib.sql import statement
 
 
@@ -91,6 +91,10 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
 
     # one open instance for every asset, and the lock that keeps a second run out
     with warehouse.held_for_run(os.environ["CACHEMETER_DB"], wait_seconds) as conn:
+        released = dead_runs.release_dead_runs(instance)  # else a killed run's pool slot blocks this one forever
+        if released:
+            progress.warn(f"{len(released)} Dagster run(s) of a cachemeter run that died (killed, or the machine "
+                          f"stopped) marked failed and their pool slots freed: {', '.join(r[:8] for r in released)}")
         _execute(defs, ingest_job.name, instance, {}, "ingest and pricing")
         if all_days:
             conn.execute(statement("core/pending_days__insert_all"))
@@ -126,7 +130,7 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
     selection = [dg.AssetKey(key) for key in assets] if assets else None
     with _recorded_as_code_location(instance, job_name):
         result = defs.resolve_job_def(job_name).execute_in_process(
-            instance=instance, run_config=quiet, tags={**tags, **CLI_TRIGGER}, raise_on_error=False,
+            instance=instance, run_config=quiet, tags={**tags, **CLI_TRIGGER, **dead_runs.run_tags()}, raise_on_error=False,
             asset_selection=selection)
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]

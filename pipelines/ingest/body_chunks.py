@@ -44,6 +44,7 @@ import pyarrow as pa
 
 from pipelines.ingest import fingerprints as fp
 from pipelines.ingest.readers import RangeUnreadable, lines_of_range
+from pipelines.lib import parent_watch
 
 POOL_MIN_LINES = 256  # a chunk with fewer request lines is done in this process (a piece costs a pickling round trip)
 MEMO_ENTRIES = 512  # distinct tools lists / system prompts remembered per process before starting afresh
@@ -214,7 +215,8 @@ def _cores() -> int:
 def _executor() -> Executor:
     global _pool
     if _pool is None:
-        _pool = ProcessPoolExecutor(max_workers=_cores(), mp_context=multiprocessing.get_context("spawn"))
+        _pool = ProcessPoolExecutor(max_workers=_cores(), mp_context=multiprocessing.get_context("spawn"),
+                                    initializer=parent_watch.exit_with_parent, initargs=(os.getpid(),))
         # also at exit: a process that ends by os._exit after its exit handlers (cachemeter run) never reaches
         # the thread shutdown that stops a pool, and multiprocessing's own exit handler would then wait forever
         # for the idle workers (registered later, this handler runs before that one)

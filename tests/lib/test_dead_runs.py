@@ -1,0 +1,77 @@
+"""pipelines/lib/dead_runs.py: a killed `cachemeter run` leaves its Dagster run STARTED holding the duckdb pool
+slot (dagster.yaml: limit 1); the next run releases it instead of waiting for the slot forever."""
+
+import subprocess
+import sys
+
+import dagster as dg
+import pytest
+
+from pipelines.lib import dead_runs
+
+
+@dg.op
+def step():
+    return 1
+
+
+@dg.job
+def a_job():
+    step()
+
+
+@pytest.fixture
+def instance(tmp_path):
+    with dg.DagsterInstance.local_temp(str(tmp_path)) as made:
+        made.event_log_storage.set_concurrency_slots("duckdb", 1)
+        yield made
+
+
+def dead_process_token() -> str:
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return f"{int(done.stdout)}:1"  # the process has ended (and a start time no live process has)
+
+
+def started_run(instance, tags: dict) -> str:
+    run = instance.create_run_for_job(a_job, tags=tags)
+    instance.handle_new_event(dg.EventLogEntry(
+        error_info=None, level="debug", user_message="", run_id=run.run_id, timestamp=0.0,
+        dagster_event=dg.DagsterEvent(dg.DagsterEventType.RUN_START.value, job_name=a_job.name)))
+    assert instance.event_log_storage.claim_concurrency_slot("duckdb", run.run_id, "step").is_claimed
+    return run.run_id
+
+
+def test_this_process_is_alive_and_an_ended_one_or_a_reused_id_is_not():
+    assert dead_runs.is_alive(dead_runs.process_token())
+    assert not dead_runs.is_alive(dead_process_token())
+    pid, _, start = dead_runs.process_token().partition(":")
+    assert start and not dead_runs.is_alive(f"{pid}:{int(start) + 1}")  # the same id, another process
+    assert dead_runs.is_alive("not a token")  # what cannot be judged is never released
+
+
+def test_a_dead_processs_run_is_marked_failed_and_its_slot_freed(instance):
+    host = dead_runs.run_tags()[dead_runs.HOST_TAG]
+    dead = started_run(instance, {dead_runs.PROCESS_TAG: dead_process_token(), dead_runs.HOST_TAG: host})
+    assert instance.get_run_by_id(dead).status == dg.DagsterRunStatus.STARTED
+
+    assert dead_runs.release_dead_runs(instance) == [dead]
+
+    assert instance.get_run_by_id(dead).status == dg.DagsterRunStatus.FAILURE
+    assert instance.event_log_storage.get_concurrency_info("duckdb").claimed_slots == []
+    assert dead_runs.release_dead_runs(instance) == []  # once
+
+
+@pytest.mark.parametrize("tags", [
+    "live",                                    # this very process: a run under way
+    "other host",                              # its process cannot be seen from here
+    "untagged",                                # the daemon's runs: its run monitoring handles them
+])
+def test_runs_that_cannot_be_judged_dead_keep_their_slot(instance, tags):
+    host = dead_runs.run_tags()[dead_runs.HOST_TAG]
+    run_tags = {"live": dead_runs.run_tags(),
+                "other host": {dead_runs.PROCESS_TAG: dead_process_token(), dead_runs.HOST_TAG: host + "-other"},
+                "untagged": {}}[tags]
+    run_id = started_run(instance, run_tags)
+    assert dead_runs.release_dead_runs(instance) == []
+    assert instance.get_run_by_id(run_id).status == dg.DagsterRunStatus.STARTED
+    assert len(instance.event_log_storage.get_concurrency_info("duckdb").claimed_slots) == 1
