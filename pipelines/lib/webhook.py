@@ -172,9 +172,11 @@ def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str, post: Callable[..
     columns = [d[0] for d in cursor.description]
     pending = [dict(zip(columns, row)) for row in cursor.fetchall()]
     delivered = failed = dead = deferred = 0
+    not_opened = set()  # incidents whose 'opened' failed in this pass: their 'resolved' waits for it
     started = clock()
     for notice in pending:
-        if clock() - started > options.time_budget_seconds:
+        if clock() - started > options.time_budget_seconds or (
+                notice["notice"] == "resolved" and notice["incident_key"] in not_opened):
             deferred += 1
             continue
         key = f"{notice['incident_key']}:{notice['notice']}"
@@ -191,4 +193,6 @@ def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str, post: Callable[..
             "alert_id": notice["incident_key"], "notice": notice["notice"], "attempt": attempt, "status": state,
             "http_status": status, "error": error})
         delivered, failed, dead = delivered + ok, failed + (state == "failed"), dead + (state == "dead_letter")
+        if not ok and notice["notice"] == "opened":
+            not_opened.add(notice["incident_key"])
     return DeliveryReport(delivered, failed, dead, deferred)

@@ -1,9 +1,13 @@
 -- The incident notices due, oldest first, with the attempts already made: an incident's 'opened'
--- (only incidents still open or opened within $window_days days of the newest incident day: enabling
--- delivery does not post the history), its 'resolved' once resolved and its opening delivered, and a
--- 'retracted' for an incident delivered but no longer found. A notice delivered or dead-lettered is done.
+-- (only incidents opened within $window_days days of the newest staged day, or still open and firing
+-- within them: enabling delivery, or building a new warehouse from old logs, does not post the history),
+-- its 'resolved' once resolved and its opening delivered or due in the same pass (an incident that opened
+-- and resolved while the webhook was down is posted as both, in that order; lib/webhook.py holds the
+-- resolved back when its opening fails in the pass), and a 'retracted' for an incident delivered but no
+-- longer found. A notice delivered or dead-lettered is done. The newest day is core.usage's, not the
+-- incidents': a build of many day ranges delivers after each, and its first ranges are old.
 with
-newest as (select max(last_day) as day from marts.cache_incidents),
+newest as (select max(day) as day from core.usage),
 delivered as (
     select alert_id as incident_key, notice from marts.alert_deliveries where status = 'delivered'
 ),
@@ -13,12 +17,15 @@ done as (
 due as (
     select i.*, 'opened' as notice, 1 as notice_order
     from marts.cache_incidents i, newest
-    where i.status = 'open' or i.opened_day >= newest.day - to_days($window_days)
+    where i.opened_day >= newest.day - to_days($window_days)
+       or (i.status = 'open' and i.last_day >= newest.day - to_days($window_days))
     union all by name
     select i.*, 'resolved' as notice, 2 as notice_order
-    from marts.cache_incidents i
+    from marts.cache_incidents i, newest
     where i.status = 'resolved'
-      and exists (select 1 from delivered v where v.incident_key = i.incident_key and v.notice = 'opened')
+      and (exists (select 1 from delivered v where v.incident_key = i.incident_key and v.notice = 'opened')
+           or (i.opened_day >= newest.day - to_days($window_days)
+               and not exists (select 1 from done x where x.incident_key = i.incident_key and x.notice = 'opened')))
     union all by name
     select e.incident_key, e.day as last_day, 'retracted' as notice, 3 as notice_order,
            'an incident delivered earlier is no longer found after a rebuild (late or edited data)' as message

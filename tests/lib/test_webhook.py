@@ -100,6 +100,57 @@ def test_a_failing_post_is_tried_again_on_the_next_pass_without_duplicates(wareh
     assert all("SECRET-TOKEN" not in (a[5] or "") for a in attempts)
 
 
+def resolved_while_the_webhook_was_down(conn):
+    """The incident of warehouse_with_alerts, as if it had resolved on 2026-11-10 before any notice went out."""
+    conn.execute("update marts.cache_incidents set status = 'resolved', resolved_day = date '2026-11-10'")
+
+
+def test_an_incident_opened_and_resolved_during_an_outage_is_posted_opened_then_resolved(warehouse_with_alerts, tmp_path):
+    from pipelines.lib import webhook
+
+    db = copy_of(warehouse_with_alerts, tmp_path)
+    receiver = Receiver(failures=1)  # the outage's last failed post
+    try:
+        with duckdb.connect(str(db)) as conn:
+            resolved_while_the_webhook_was_down(conn)
+            first = webhook.deliver_pending(conn, receiver.url)
+            second = webhook.deliver_pending(conn, receiver.url)
+            third = webhook.deliver_pending(conn, receiver.url)
+    finally:
+        receiver.close()
+    # the opening failed, so the resolution waited for it (a receiver never sees resolved before firing) ...
+    assert (first.delivered, first.failed, first.deferred) == (0, 1, 1)
+    # ... and both went out on the next pass, in order; before, only 'opened' (firing) was posted for an
+    # incident already resolved, and the resolution one pass later
+    assert (second.delivered, third.delivered) == (2, 0)
+    assert [(b["status"], b["endsAt"] is None) for b in receiver.bodies] == [("firing", True), ("resolved", False)]
+    assert [k.rsplit(":", 1)[1] for k in receiver.keys] == ["opened", "resolved"]
+
+
+def test_incidents_a_year_older_than_the_newest_usage_are_not_announced(warehouse_with_alerts, tmp_path):
+    # a new warehouse built from old logs delivers after each day range: the first ranges are old, and an
+    # incident open at that point (its later days not built yet) was announced, measured against itself
+    from pipelines.lib import webhook
+
+    db = copy_of(warehouse_with_alerts, tmp_path)
+    receiver = Receiver()
+    try:
+        with duckdb.connect(str(db)) as conn:
+            conn.execute("insert into marts.cache_incidents select * replace ("
+                         "md5('old' || incident_key) as incident_key, opened_day - 365 as opened_day, "
+                         "last_day - 365 as last_day) from marts.cache_incidents")
+            conn.execute("insert into marts.cache_incidents select * replace ("
+                         "md5('older' || incident_key) as incident_key, opened_day - 400 as opened_day, "
+                         "last_day - 400 as last_day, 'resolved' as status, last_day - 399 as resolved_day) "
+                         "from marts.cache_incidents where incident_key not like 'old%' limit 1")
+            assert conn.execute("select count(*) from marts.cache_incidents").fetchall() == [(3,)]
+            report = webhook.deliver_pending(conn, receiver.url)
+    finally:
+        receiver.close()
+    assert report.delivered == 1
+    assert [b["startsAt"] for b in receiver.bodies] == ["2026-11-08T00:00:00Z"]
+
+
 def test_the_delivery_asset_posts_once_retries_through_its_policy_and_keeps_the_url_out(
         warehouse_with_alerts, tmp_path, monkeypatch):
     from dagster_duckdb import DuckDBResource
