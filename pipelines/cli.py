@@ -22,6 +22,7 @@ import logging
 import os
 import shutil
 import sys
+from datetime import datetime, timezone
 from decimal import Decimal
 from enum import Enum
 from pathlib import Path
@@ -110,6 +111,7 @@ def run(
                   transient=True) as bar:
         progress.set_listener(progress_listener(bar, bar.add_task("Reading logs", total=None, label="")))
         try:
+            started = datetime.now(timezone.utc)
             result = runner.run_pipeline(all_days=all_days, wait_seconds=wait)
         except (runner.PipelineError, warehouse.WarehouseBusyError, lake.LakeError) as exc:
             err_console.print(f"[red]error:[/red] {escape(str(exc))}")
@@ -120,6 +122,23 @@ def run(
         finally:
             progress.set_listener(None)
     _print_summary(db, result)
+    _print_given_up_notices(db, started)
+
+
+def _print_given_up_notices(db: Path, since: datetime) -> None:
+    """A warning when this run gave up on incident notices (``dead_letter``: the webhook refused each its
+    maximum number of times). The attempts are recorded after the snapshot is published, so they are read from
+    the warehouse itself, which the run has released; nothing is printed if it cannot be read."""
+    try:
+        with warehouse.connect(db, read_only=True) as conn:
+            given_up = conn.execute("select count(*) from marts.alert_deliveries "
+                                    "where status = 'dead_letter' and attempted_at >= $since", {"since": since}).fetchall()[0][0]
+    except Exception:  # a lake, a run that started meanwhile: the warning is a courtesy, never a failure
+        return
+    if given_up:
+        err_console.print(f"[yellow]warning:[/yellow] {given_up} incident notice(s) given up after the webhook refused "
+                          "each its maximum number of attempts (webhook.max_attempts): see marts.alert_deliveries",
+                          soft_wrap=True)
 
 
 # the longest report: 100 years of UTC days (counting back further than the calendar goes overflowed the date)

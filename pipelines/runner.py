@@ -28,6 +28,10 @@ from pipelines.lib import collector, dead_runs, lake, progress, side_process, wa
 from pipelines.lib.sql import statement
 
 
+# the step that posts incident notices (marts/alert_deliveries), last of a daily run, after the snapshot
+DELIVERY_STEP = "marts__alert_deliveries"
+
+
 class PipelineError(RuntimeError):
     """A run that could not complete; the message says which step and why."""
 
@@ -134,6 +138,10 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
             asset_selection=selection)
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]
+        if failures and {event.step_key for event in failures} == {DELIVERY_STEP}:  # the last step: all else is done
+            raise PipelineError(f"{what}: built and published, but the alert webhook did not take every notice after "
+                                f"its retries; the next run posts the ones left (marts.alert_deliveries lists each "
+                                f"attempt: cachemeter sql --live)")
         detail = root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"
         raise PipelineError(f"{what} failed: {detail}{failed_check_details(result.get_asset_check_evaluations())}")
     return sum(event.is_step_up_for_retry for event in result.all_events)

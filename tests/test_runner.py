@@ -1,0 +1,40 @@
+"""pipelines/runner.py: what a run's failure says, by the step that failed."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from pipelines import runner
+
+
+class FakeJob:
+    def __init__(self, failed_steps):
+        self.failed_steps = failed_steps
+
+    def execute_in_process(self, **kwargs):
+        events = [SimpleNamespace(is_step_failure=True, step_key=key, is_step_up_for_retry=False,
+                                  step_failure_data=SimpleNamespace(error=SimpleNamespace(
+                                      cls_name="DagsterMaxRetriesExceededError", message="Exceeded max_retries of 2",
+                                      cause=None)))
+                  for key in self.failed_steps]
+        return SimpleNamespace(success=False, all_events=events, get_asset_check_evaluations=lambda: [])
+
+
+def execute(failed_steps):
+    defs = SimpleNamespace(resolve_job_def=lambda name: FakeJob(failed_steps))
+    instance = SimpleNamespace(create_run_for_job=lambda *a, **k: None)
+    return runner._execute(defs, "cachemeter_daily", instance, {}, "days 2026-11-21 .. 2026-11-30")
+
+
+def test_a_webhook_that_stays_down_is_not_reported_as_days_that_failed():
+    # the delivery step is the daily run's last, after the snapshot: every day was built and published
+    with pytest.raises(runner.PipelineError) as failed:
+        execute([runner.DELIVERY_STEP])
+    message = str(failed.value)
+    assert message.startswith("days 2026-11-21 .. 2026-11-30: built and published, but the alert webhook did not take")
+    assert "marts.alert_deliveries" in message and "failed: Exceeded max_retries" not in message
+
+
+def test_another_failed_step_names_its_cause():
+    with pytest.raises(runner.PipelineError, match=r"^days 2026-11-21 .. 2026-11-30 failed: Exceeded max_retries of 2"):
+        execute(["core__usage_costs"])
