@@ -10,7 +10,7 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-from tests.conftest import REPO, query
+from tests.conftest import REPO, query, write_jsonl
 
 
 def cachemeter(*args, cwd, env=None, **run):
@@ -390,3 +390,20 @@ def test_an_unexpected_error_is_one_line_and_the_traceback_only_on_request(monke
     monkeypatch.setenv("CACHEMETER_DEBUG", "1")
     with pytest.raises(RuntimeError, match="something no command expected"):
         cli.main()
+
+
+def test_a_logs_folder_that_is_suddenly_empty_is_said_not_taken_for_a_quiet_night(tmp_path):
+    # what an unmounted share looks like: the folder is there, its files are not
+    logs = tmp_path / "logs"
+    write_jsonl(logs / "usage.jsonl", [{"ts": "2026-11-20T09:00:00Z", "provider": "openai", "model": "gpt-4o",
+                                        "request_id": "r1", "response": {"usage": {"prompt_tokens": 10,
+                                                                                   "completion_tokens": 1}}}])
+    db = tmp_path / "w.duckdb"
+    first = cachemeter("run", "--logs", str(logs), "--db", str(db), cwd=tmp_path)
+    assert first.returncode == 0 and "holds no log files" not in first.stderr, first.stderr
+    (logs / "usage.jsonl").unlink()
+    empty = cachemeter("run", "--logs", str(logs), "--db", str(db), cwd=tmp_path)
+    assert empty.returncode == 0, empty.stderr
+    assert (f"warning: the logs folder {logs} holds no log files, but this warehouse holds 1 file(s) staged before "
+            "(their rows are kept)") in empty.stderr
+    assert query(db, "select count(*) from core.usage") == [(1,)]

@@ -52,9 +52,16 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
         # every run, not only after staging: a run that died here left its pending days without them
         conn.execute(statement("core/pending_days__insert_dependents"), {"dependent_days": settings.dependent_days})
         totals = conn.execute("select count(*), (select count(*) from core.quarantine) from core.usage").fetchall()[0]
+        staged_before = conn.execute("select count(*) from stage.files").fetchall()[0][0] if not results else 0
         accounting = checks.invariant(conn, ["stage", "files"], "rows_in_equal_accepted_plus_quarantined",
                                       "files__rows_do_not_add_up", {})
     progress.report("ingest", len(results), len(results), "done")
+    if staged_before:  # what an unmounted share or a wrong --logs looks like: not a quiet night
+        empty = (f"the logs folder {settings.logs_dir} holds no log files, but this warehouse holds {staged_before} "
+                 "file(s) staged before (their rows are kept): is the folder unmounted or emptied, or does --logs "
+                 "name another folder?")
+        context.log.warning(empty)
+        progress.warn(empty)
     for result in results:
         if result.note:  # nothing lost, but the user should know (the Dagster log; the CLI prints it too)
             context.log.warning(f"{result.source_file}: {result.note}")
