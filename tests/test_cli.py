@@ -407,3 +407,23 @@ def test_a_logs_folder_that_is_suddenly_empty_is_said_not_taken_for_a_quiet_nigh
     assert (f"warning: the logs folder {logs} holds no log files, but this warehouse holds 1 file(s) staged before "
             "(their rows are kept)") in empty.stderr
     assert query(db, "select count(*) from core.usage") == [(1,)]
+
+
+def test_a_changed_price_book_says_that_history_is_repriced_once(tmp_path):
+    logs = tmp_path / "logs"
+    write_jsonl(logs / "usage.jsonl", [{"ts": "2026-11-20T09:00:00Z", "provider": "openai", "model": "gpt-4o",
+                                        "request_id": "r1", "response": {"usage": {"prompt_tokens": 10,
+                                                                                   "completion_tokens": 1}}}])
+    prices = tmp_path / "prices.csv"
+    prices.write_text("provider,model,effective_from,input_per_mtok,cache_read_per_mtok,cache_write_5m_per_mtok,"
+                      "cache_write_1h_per_mtok,output_per_mtok\nopenai,gpt-4o,2026-01-01,9,,,,9\n")
+    db = str(tmp_path / "w.duckdb")
+    first = cachemeter("run", "--logs", str(logs), "--db", db, cwd=tmp_path)
+    with_prices = cachemeter("run", "--logs", str(logs), "--db", db, "--prices", str(prices), cwd=tmp_path)
+    again = cachemeter("run", "--logs", str(logs), "--db", db, "--prices", str(prices), cwd=tmp_path)
+    dropped = cachemeter("run", "--logs", str(logs), "--db", db, cwd=tmp_path)
+    assert all(done.returncode == 0 for done in (first, with_prices, again, dropped)), with_prices.stderr
+    said = "warning: the price book changed since the last run"
+    assert [said in done.stderr for done in (first, with_prices, again, dropped)] == [False, True, False, True]
+    assert f"(overrides now: {prices};" in with_prices.stderr and "(overrides now: none;" in dropped.stderr
+    assert "all 1 staged UTC day(s) are repriced" in dropped.stderr

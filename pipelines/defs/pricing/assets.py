@@ -10,7 +10,7 @@ from dagster_duckdb import DuckDBResource
 from pipelines.defs.catalog import table_spec
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import prices
+from pipelines.lib import prices, progress
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
 
@@ -35,10 +35,12 @@ def price_book(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settin
     overrides = prices.read_overrides(Path(settings.prices_file)) if settings.prices_file else None
     if overrides is not None:
         table = pa.concat_tables([table, overrides])
+    repriced = 0
     with warehouse_connection(duckdb) as conn:
         conn.register("prices_in", table)
         try:
             with transaction(conn):
+                had_prices = conn.execute("select count(*) > 0 from core.prices").fetchall()[0][0]
                 before = conn.execute(statement("pricing/prices__fingerprint")).fetchall()[0][0]
                 conn.execute(statement("pricing/prices__delete"))
                 conn.execute(statement("pricing/prices__insert"))
@@ -46,9 +48,17 @@ def price_book(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settin
                 conn.execute(statement("pricing/cache_minimums__insert"), {"path": str(CACHE_MINIMUMS_CSV)})
                 if conn.execute(statement("pricing/prices__fingerprint")).fetchall()[0][0] != before:
                     conn.execute(statement("core/pending_days__insert_all"))  # every staged day is repriced
+                    if had_prices:
+                        repriced = conn.execute("select count(distinct day) from core.usage").fetchall()[0][0]
         finally:
             conn.unregister("prices_in")
         minimums = conn.execute("select count(*) from core.cache_minimums").fetchall()[0][0]
+    if repriced:  # a dropped or edited --prices, or a new genai-prices: history's costs change, said once
+        changed = (f"the price book changed since the last run (overrides now: "
+                   f"{settings.prices_file or 'none'}; catalogue: {prices.catalogue_source()}): "
+                   f"all {repriced} staged UTC day(s) are repriced")
+        context.log.warning(changed)
+        progress.warn(changed)
     yield dg.MaterializeResult(asset_key=PRICES, metadata={
         "dagster/row_count": table.num_rows, "catalogue": prices.catalogue_source(),
         "override_rows": 0 if overrides is None else overrides.num_rows,
