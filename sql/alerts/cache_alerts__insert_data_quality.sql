@@ -1,21 +1,40 @@
 -- data_quality, two findings per day of [$start, $end):
--- * the log files that fed the day rejected more than $quality_max_quarantine_share of their records into
---   core.quarantine (files with at least $quality_min_records records); observed = quarantined share (streamed
---   snapshots superseded by a fuller one, stage.files.rows_superseded, are not bad data and are left out);
+-- * the day's records were quarantined into core.quarantine beyond $quality_max_quarantine_share (days of at least
+--   $quality_min_records records); observed = quarantined share. A quarantined line has no trusted time, so it
+--   belongs to the day of the nearest accepted line before it in its file (log files are written in time order),
+--   else the nearest after it (lines that open a file): a day's share no longer moves as the live file behind it
+--   grows, and bad lines written today do not raise an alert on every day the file covers or on an old day a
+--   mistimed line names. Records of a day = its accepted rows + the quarantined lines placed on it. Streamed
+--   snapshots superseded by a fuller one (staged_items__supersede_snapshots.sql) are not bad data and are left out,
+--   as are whole-file problems (line 0: no line to place);
 -- * a usage key no token class maps (core.usage.unmapped_usage: pipelines/ingest/formats.yaml usage_keys) carried
 --   tokens: one finding per (day, source_format, key), naming the key, the format and its tokens (observed),
 --   whatever the amount: those tokens are not priced, so the day's cost may be understated.
 insert into marts.cache_alerts by name
 with
-file_days as (
-    select distinct day, source_file from core.usage where day >= $start and day < $end
+accepted as (
+    select day, count(*) as rows from core.usage where day >= $start and day < $end group by day
+),
+bad as (
+    select q.source_file, q.source_line
+    from core.quarantine q
+    where q.source_line > 0 and not starts_with(q.reason, 'superseded streaming snapshot')
+),
+bad_file_lines as (  -- the accepted lines of the files that hold bad ones, whatever their day
+    select source_file, source_line, day from core.usage where source_file in (select source_file from bad)
+),
+placed as (
+    select b.source_file, coalesce(before.day, after.day) as day
+    from bad b
+    asof left join bad_file_lines before on b.source_file = before.source_file and b.source_line >= before.source_line
+    asof left join bad_file_lines after on b.source_file = after.source_file and b.source_line <= after.source_line
 ),
 shares as (
-    select d.day, sum(f.rows_quarantined - coalesce(f.rows_superseded, 0)) as quarantined, sum(f.rows_in) as records, count(*) as files
-    from file_days d
-    join stage.files f using (source_file)
-    where f.rows_in >= $quality_min_records
-    group by d.day
+    select a.day, count(p.day) as quarantined, a.rows + count(p.day) as records, count(distinct p.source_file) as files
+    from accepted a
+    left join placed p on p.day = a.day
+    group by a.day, a.rows
+    having a.rows + count(p.day) >= $quality_min_records
 ),
 final as (
     select
@@ -25,8 +44,8 @@ final as (
         null::varchar as prefix_family,
         quarantined / records as observed, $quality_max_quarantine_share::double as baseline,
         null::decimal(38, 15) as lost_savings_usd, day as first_day,
-        format('{:,} of {:,} records ({:.1f}%) in the {} file(s) behind {} were quarantined; see core.quarantine for the reasons',
-               quarantined, records, quarantined / records * 100, files, day) as message
+        format('{:,} of {:,} records ({:.1f}%) of {} were quarantined, in {} file(s); see core.quarantine for the reasons',
+               quarantined, records, quarantined / records * 100, day, files) as message
     from shares
     where quarantined / records > $quality_max_quarantine_share
 ),

@@ -37,6 +37,31 @@ def test_data_quality_fires_when_a_days_files_reject_too_much(tmp_path):
     assert [(r[0], r[3]) for r in rows] == [(date(2026, 11, 20), 0.1)]
 
 
+def test_data_quality_blames_the_day_a_bad_line_was_written_among_not_every_day_its_file_covers(tmp_path):
+    # a live file covering three days; today 20 bad lines are written at its end, among today's records
+    good = [json.dumps(r) for d in (18, 19, 20) for r in openai_rows(date(2026, 11, d), 150, 2000)]
+    path = write_jsonl(tmp_path / "logs" / "live.jsonl", good + ['{"broken'] * 20)
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    rows = alerts(db, "data_quality")
+    # before, each of the three days showed the file's 20 of 470 (4.3%), so the incident opened on 11-18
+    assert [(r[0], r[3]) for r in rows] == [(date(2026, 11, 20), 20 / 170)]
+    assert rows[0][5].startswith("20 of 170 records (11.8%) of 2026-11-20 were quarantined, in 1 file(s)")
+    # the file grows with more bad lines after a good day: the earlier days' evidence does not move
+    with path.open("a") as handle:
+        handle.write("".join(json.dumps(r) + "\n" for r in openai_rows(date(2026, 11, 21), 150, 2000)))
+        handle.write('{"broken\n' * 30)
+    run_pipeline(tmp_path, tmp_path / "logs")
+    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 20), 20 / 170),
+                                                                  (date(2026, 11, 21), 30 / 180)]
+
+
+def test_data_quality_places_bad_lines_that_open_a_file_on_its_first_day(tmp_path):
+    good = openai_rows(date(2026, 11, 20), 150, 2000)
+    write_jsonl(tmp_path / "logs" / "a.jsonl", ['{"broken'] * 10 + [json.dumps(r) for r in good])
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 20), 10 / 160)]
+
+
 def test_negative_cache_roi_is_one_open_incident_while_writes_are_never_read(tmp_path):
     # Anthropic claude-sonnet-4-5: 5m writes at $3.75 vs $3.00 input -> $0.75/MTok premium; 60 x 30,000 written/day
     records = []
