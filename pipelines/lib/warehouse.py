@@ -79,7 +79,8 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
     ``stage.duplicate_rows`` kept their rows are marked to be staged again, and days priced before
     ``core.usage_costs.list_cost_usd`` are marked pending (repriced), as are days whose ``marts.prefix_families``
     rows predate their day sums for the rules and the report (rebuilt), as are days whose
-    ``marts.whatif_cache_ttl`` rows were replayed before the replay was anchored on the log. Each move is
+    ``marts.whatif_cache_ttl`` rows were replayed before the replay was anchored on the log, and days whose
+    ``data_quality`` alerts were judged file-wide. Each move is
     safe to repeat: an older release may open the warehouse again and re-create the old table.
     """
     legacy = conn.execute("select count(*) from duckdb_tables() where database_name = current_database() "
@@ -91,6 +92,7 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute(statement("migrations/usage_costs__reprice_without_list_cost"))
     conn.execute(statement("migrations/prefix_families__rebuild_without_day_sums"))
     conn.execute(statement("migrations/whatif_cache_ttl__replay_anchored_on_the_log"))
+    conn.execute(statement("migrations/cache_alerts__replace_file_wide_data_quality"))
 
 
 def _macro_statements() -> list[str]:

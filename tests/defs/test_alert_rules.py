@@ -134,3 +134,20 @@ def test_negative_cache_roi_on_a_new_day_reads_the_stored_family_days_as_a_full_
     # at $3.00 - $0.30 = $2.70/MTok saved: sum over d of (60 x (30,000 + d) x 0.75 - 60,000 x 2.70) / 1e6
     expected = sum(Decimal(60 * (30_000 + d)) * Decimal("0.75") - Decimal(60_000) * Decimal("2.70") for d in range(4)) / 10**6
     assert query(whole, incident)[0][4] == expected
+
+
+def test_a_day_alerted_file_wide_by_an_older_release_is_judged_again(tmp_path):
+    import duckdb
+
+    good = [json.dumps(r) for d in (19, 20) for r in openai_rows(date(2026, 11, d), 150, 2000)]
+    write_jsonl(tmp_path / "logs" / "live.jsonl", good + ['{"broken'] * 20)
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    clean = alerts(db, "data_quality")
+    with duckdb.connect(str(db)) as conn:  # the older rule's alert on the file's first day
+        conn.execute("insert into marts.cache_alerts select * replace (date '2026-11-19' as day, date '2026-11-19' as "
+                     "first_day, md5('old') as alert_id, '20 of 320 records (6.2%) in the 1 file(s) behind 2026-11-19 "
+                     "were quarantined; see core.quarantine for the reasons' as message) "
+                     "from marts.cache_alerts where rule = 'data_quality'")
+        conn.execute("delete from stage.definitions_version")  # files from an older release
+    run_pipeline(tmp_path, tmp_path / "logs")  # the logs unchanged: only the migration can mark the day pending
+    assert alerts(db, "data_quality") == clean == [(date(2026, 11, 20), None, None, 20 / 170, None, clean[0][5])]
