@@ -133,7 +133,8 @@ FILE_OPTIONS: tuple[Option, ...] = (
     Option("webhook_timeout_seconds", 10.0, "seconds", "per post", "webhook.timeout_seconds"),
     Option("webhook_time_budget_seconds", 120.0, "seconds",
            "a delivery pass stops posting after this long; the rest go out with the next pass", "webhook.time_budget_seconds"),
-    Option("webhook_window_days", 3, "days", "announce only incidents still open or opened within this many days of the newest",
+    Option("webhook_window_days", 3, "days",
+           "announce only incidents opened, or still open and firing, within this many days of the newest usage day",
            "webhook.first_enable_window_days"),
 )
 
