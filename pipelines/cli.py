@@ -246,7 +246,8 @@ def report(
     days: int = typer.Option(options.BY_NAME["report_days"].default, "--days", min=1, max=REPORT_MAX_DAYS,
                              envvar="CACHEMETER_REPORT_DAYS",
                              help="How many UTC days of data to show (counting back from the last)."),
-    out: Path = typer.Option(None, "--out", help="Where to write the HTML file. Default: report.html beside the warehouse."),
+    out: Path = typer.Option(None, "--out", help="Where to write the HTML file. Default: beside the warehouse, "
+                             "report.html (<name>.report.html for a warehouse not named cachemeter.duckdb)."),
 ) -> None:
     """Write the daily cache report: one self-contained HTML file (charts and tables; opens offline).
 

@@ -39,7 +39,7 @@ def test_run_on_the_mooncake_conversation_trace_prints_the_days_savings(tmp_path
     assert cost == (Decimal(prompt - read) * Decimal("0.60") + Decimal(read) * Decimal("0.15") + Decimal(output) * Decimal("2.50")) / 10**6
     assert no_cache - cost == Decimal(read) * Decimal("0.45") / 10**6
     # the run wrote its report beside the warehouse and said where; `report --db` writes to the same place
-    report = tmp_path / "report.html"
+    report = tmp_path / "w.report.html"  # named for its warehouse (w.duckdb)
     assert f"report: {report}" in done.stdout.replace("\n", "") and report.stat().st_size > 10_000
     report.unlink()
     again = cachemeter("report", "--db", str(db), cwd=tmp_path)
@@ -155,7 +155,7 @@ def test_sql_limits_cannot_be_lifted_from_inside_the_query(tmp_path):
 
 def test_a_report_killed_while_it_is_written_leaves_the_previous_one_whole(tmp_path):
     db = empty_warehouse(tmp_path)
-    out = tmp_path / "report.html"
+    out = tmp_path / "w.report.html"
     assert cachemeter("report", "--db", str(db), cwd=tmp_path).returncode == 0
     previous = out.read_bytes()
     assert previous.rstrip().endswith(b"</html>")
@@ -272,7 +272,7 @@ def test_report_days_sets_the_window_of_the_runs_report_and_of_report(tmp_path):
         for n, day in enumerate(("2026-11-18", "2026-11-19", "2026-11-20")):
             out.write(json.dumps({**line, "ts": f"{day}T09:15:02Z", "response": {**line["response"], "id": f"msg_{n}"}})
                       + "\n")
-    db, html = tmp_path / "w.duckdb", tmp_path / "report.html"
+    db, html = tmp_path / "w.duckdb", tmp_path / "w.report.html"  # beside it, named for it
     assert cachemeter("run", "--logs", str(logs), "--db", str(db), cwd=tmp_path).returncode == 0
     assert "Last 3 day(s)" in html.read_text()
     rerun = cachemeter("run", "--logs", str(logs), "--db", str(db), cwd=tmp_path, env={"CACHEMETER_REPORT_DAYS": "2"})

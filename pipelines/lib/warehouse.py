@@ -392,12 +392,19 @@ def settle(conn: duckdb.DuckDBPyConnection, compact: bool = False) -> None:
 
 
 def report_path(db_path: str | Path) -> Path:
-    """Where a run writes ``report.html``: beside the DuckDB file or the DuckLake catalog file (a PostgreSQL
-    catalog: the working directory)."""
+    """Where a run writes its report: beside the DuckDB file or the DuckLake catalog file (a PostgreSQL
+    catalog: the working directory), named ``report.html`` for the default warehouse name (``cachemeter``:
+    ``warehouse/report.html``) and ``<name>.report.html`` for any other, so warehouses sharing a folder each
+    keep their own report (one overwrote the other's)."""
     if lake.is_lake(db_path):
         file = lake.catalog_file(db_path)
-        return (file.parent if file is not None else Path.cwd()) / "report.html"
-    return Path(db_path).with_name("report.html")
+        return (file.parent if file is not None else Path.cwd()) / _report_name(file)
+    return Path(db_path).with_name(_report_name(Path(db_path)))
+
+
+def _report_name(file: Path | None) -> str:
+    default = Path(DEFAULT_DB).stem
+    return "report.html" if file is None or file.stem == default else f"{file.stem}.report.html"
 
 
 def snapshot_path(db_path: str | Path) -> Path:

@@ -45,8 +45,8 @@ def test_gx_only_when_days_are_built_and_chart_images_only_where_they_are_kept(t
     assert [r.job_name for r in forgetful.get_runs()] == ["cachemeter_publish", "cachemeter_ingest"]
     metadata = report_metadata(forgetful)
     assert "charts" not in metadata
-    assert metadata["report"].value == str(tmp_path / "report.html")
-    assert (tmp_path / "report.html").stat().st_size > 100_000  # the page itself is still written
+    assert metadata["report"].value == str(tmp_path / "w.report.html")
+    assert (tmp_path / "w.report.html").stat().st_size > 100_000  # the page itself is still written
 
 
 def test_a_run_validates_and_reports_in_the_side_process_and_never_imports_their_libraries(tmp_path):
@@ -78,7 +78,7 @@ print([m for m in ("great_expectations", "altair", "vl_convert") if m in sys.mod
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split("\n")[:4] == ["2026-11-20 True True", "True 1", "None ('report', 'validate') True", "[]"]
-    assert (tmp_path / "report.html").stat().st_size > 100_000
+    assert (tmp_path / "w.report.html").stat().st_size > 100_000
 
 
 def test_a_scheduled_ingest_run_leaves_great_expectations_to_the_days_own_process(tmp_path, monkeypatch):

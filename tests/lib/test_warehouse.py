@@ -189,3 +189,14 @@ def test_readers_are_told_which_days_are_staged_but_not_built():
     conn.execute("insert into stage.pending_days (day, staged_at, dependent) values ('2026-11-22', now(), true), "
                  "('2026-11-20', now(), false)")
     assert warehouse.unbuilt_days_note(conn).startswith("2 UTC days from 2026-11-20 to 2026-11-22 staged but not built")
+
+
+def test_each_warehouse_in_a_folder_keeps_its_own_report(tmp_path):
+    from pipelines.lib import warehouse
+
+    # the default name keeps the documented warehouse/report.html; any other is named for its warehouse (two
+    # warehouses in one folder overwrote one report.html)
+    assert warehouse.report_path(tmp_path / "cachemeter.duckdb") == tmp_path / "report.html"
+    assert warehouse.report_path(tmp_path / "team-a.duckdb") == tmp_path / "team-a.report.html"
+    assert warehouse.report_path(f"ducklake:{tmp_path / 'cachemeter.ducklake'}") == tmp_path / "report.html"
+    assert warehouse.report_path(f"ducklake:sqlite:{tmp_path / 'lake.sqlite'}") == tmp_path / "lake.report.html"

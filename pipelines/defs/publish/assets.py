@@ -42,13 +42,14 @@ def warehouse_snapshot(context: dg.AssetExecutionContext, duckdb: DuckDBResource
     deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],
     group_name="publish",
     owners=OWNERS,
-    description="The daily cache report (report.html beside the warehouse): savings, hit rates, prefix families "
-                "and alerts of the last report_days (30) UTC days, one self-contained HTML file.",
+    description="The daily cache report (report.html beside the warehouse; <name>.report.html for a warehouse not named "
+                "cachemeter): savings, hit rates, prefix families and alerts of the last report_days (30) UTC days, "
+                "one self-contained HTML file.",
     kinds={"html"},
 )
 def cache_report(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    """Write ``<warehouse folder>/report.html`` (the last ``report_days`` UTC days) from the snapshot; the charts also go into
-    this asset's metadata as images, so the Dagster UI shows them.
+    """Write the report beside the warehouse (``warehouse.report_path``: the last ``report_days`` UTC days) from the
+    snapshot; the charts also go into this asset's metadata as images, so the Dagster UI shows them.
 
     The images are rendered only when the run is recorded in a persistent Dagster instance (a
     ``DAGSTER_HOME``, a deployment): an ephemeral instance (``cachemeter run`` without ``DAGSTER_HOME``)
