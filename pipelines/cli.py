@@ -247,7 +247,7 @@ def report(
                              envvar="CACHEMETER_REPORT_DAYS",
                              help="How many UTC days of data to show (counting back from the last)."),
     out: Path = typer.Option(None, "--out", help="Where to write the HTML file. Default: beside the warehouse, "
-                             "report.html (<name>.report.html for a warehouse not named cachemeter.duckdb)."),
+                             "report.html (`<name>.report.html` for a warehouse not named cachemeter.duckdb)."),
 ) -> None:
     """Write the daily cache report: one self-contained HTML file (charts and tables; opens offline).
 
