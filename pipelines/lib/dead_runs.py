@@ -35,9 +35,14 @@ def process_token(pid: int | None = None) -> str:
     return f"{pid}:{start}"
 
 
+# Dagster's run tag for the runs its daemon may re-execute after a failure (dagster.yaml's run_retries): a CLI run is
+# never re-executed by a daemon sharing its DAGSTER_HOME, since the next cachemeter run rebuilds what it left pending
+NO_DAEMON_RETRIES = {"dagster/max_retries": "0"}
+
+
 def run_tags() -> dict[str, str]:
-    """The tags that name this process on every run it executes."""
-    return {PROCESS_TAG: process_token(), HOST_TAG: socket.gethostname()}
+    """The tags that name this process on every run it executes (and keep a daemon from re-executing them)."""
+    return {PROCESS_TAG: process_token(), HOST_TAG: socket.gethostname(), **NO_DAEMON_RETRIES}
 
 
 def is_alive(token: str) -> bool:

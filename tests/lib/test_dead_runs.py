@@ -75,3 +75,22 @@ def test_runs_that_cannot_be_judged_dead_keep_their_slot(instance, tags):
     assert dead_runs.release_dead_runs(instance) == []
     assert instance.get_run_by_id(run_id).status == dg.DagsterRunStatus.STARTED
     assert len(instance.event_log_storage.get_concurrency_info("duckdb").claimed_slots) == 1
+
+
+def test_a_released_cli_run_is_not_re_executed_by_a_daemon_sharing_the_instance(tmp_path):
+    # dagster.yaml retries runs that fail outside their steps (run_retries, max_retries 1): a dead CLI run marked
+    # failed would be launched again by a daemon, beside the next cachemeter run that rebuilds its days anyway
+    from dagster._core.execution.retries import auto_reexecution_should_retry_run
+    from dagster._core.events import RunFailureReason
+
+    with dg.DagsterInstance.local_temp(str(tmp_path), overrides={"run_retries": {"enabled": True, "max_retries": 1}}) as made:
+        made.event_log_storage.set_concurrency_slots("duckdb", 2)  # a slot for each of the two runs
+        host = dead_runs.run_tags()[dead_runs.HOST_TAG]
+        tagged = {**dead_runs.run_tags(), dead_runs.PROCESS_TAG: dead_process_token(), dead_runs.HOST_TAG: host}
+        dead = started_run(made, tagged)
+        plain = started_run(made, {})
+        assert dead_runs.release_dead_runs(made) == [dead]
+        made.report_run_failed(made.get_run_by_id(plain))
+        retried = {run_id: auto_reexecution_should_retry_run(made, made.get_run_by_id(run_id), RunFailureReason.RUN_EXCEPTION)
+                   for run_id in (dead, plain)}
+    assert retried == {dead: False, plain: True}
