@@ -38,3 +38,34 @@ def test_a_webhook_that_stays_down_is_not_reported_as_days_that_failed():
 def test_another_failed_step_names_its_cause():
     with pytest.raises(runner.PipelineError, match=r"^days 2026-11-21 .. 2026-11-30 failed: Exceeded max_retries of 2"):
         execute(["core__usage_costs"])
+
+
+def test_a_webhook_down_in_the_first_day_range_does_not_stop_the_next(monkeypatch):
+    from datetime import date
+
+    from pipelines.defs.nightly import sensors
+
+    ranges = [(date(2026, 10, 2), date(2026, 10, 3), None, None), (date(2026, 11, 15), date(2026, 11, 15), None, None)]
+    built = []
+
+    def execute(defs, job_name, instance, tags, what, assets=None):
+        if job_name == "cachemeter_daily":
+            built.append(what)
+            raise runner.NoticesNotDeliveredError(f"{what}: built and published, but the alert webhook ...")
+        return 0
+
+    class Held:
+        def __enter__(self):
+            return None
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(runner, "_execute", execute)
+    monkeypatch.setattr(runner.warehouse, "held_for_run", lambda db, wait: Held())
+    monkeypatch.setattr(sensors, "pending_ranges", lambda conn, days: ranges)
+    monkeypatch.setattr(runner.side_process, "preload", lambda: None)
+    monkeypatch.setenv("CACHEMETER_DB", "/nonexistent/w.duckdb")
+    with pytest.raises(runner.NoticesNotDeliveredError, match=r"^days 2026-10-02 .. 2026-11-15: built and published"):
+        runner.run_pipeline(instance=__import__("dagster").DagsterInstance.ephemeral())
+    assert built == ["days 2026-10-02 .. 2026-10-03", "days 2026-11-15 .. 2026-11-15"]  # before, only the first

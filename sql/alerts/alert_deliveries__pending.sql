@@ -4,8 +4,9 @@
 -- its 'resolved' once resolved and its opening delivered or due in the same pass (an incident that opened
 -- and resolved while the webhook was down is posted as both, in that order; lib/webhook.py holds the
 -- resolved back when its opening fails in the pass), and a 'retracted' for an incident delivered but no
--- longer found. A notice delivered or dead-lettered is done. The newest day is core.usage's, not the
--- incidents': a build of many day ranges delivers after each, and its first ranges are old.
+-- longer found. A notice delivered or dead-lettered is done; one tried and failed stays due until it is. The
+-- newest day is core.usage's, not the incidents': a build of many day ranges delivers after each, and its first
+-- ranges are old.
 with
 newest as (select max(day) as day from core.usage),
 delivered as (
@@ -14,17 +15,23 @@ delivered as (
 done as (
     select alert_id as incident_key, notice from marts.alert_deliveries where status in ('delivered', 'dead_letter')
 ),
+-- a notice tried before stays due until delivered or dead-lettered, however far the newest day has moved since
+attempted as (
+    select distinct alert_id as incident_key, notice from marts.alert_deliveries
+),
 due as (
     select i.*, 'opened' as notice, 1 as notice_order
     from marts.cache_incidents i, newest
     where i.opened_day >= newest.day - to_days($window_days)
        or (i.status = 'open' and i.last_day >= newest.day - to_days($window_days))
+       or exists (select 1 from attempted a where a.incident_key = i.incident_key and a.notice = 'opened')
     union all by name
     select i.*, 'resolved' as notice, 2 as notice_order
     from marts.cache_incidents i, newest
     where i.status = 'resolved'
       and (exists (select 1 from delivered v where v.incident_key = i.incident_key and v.notice = 'opened')
-           or (i.opened_day >= newest.day - to_days($window_days)
+           or ((i.opened_day >= newest.day - to_days($window_days)
+                or exists (select 1 from attempted a where a.incident_key = i.incident_key and a.notice = 'opened'))
                and not exists (select 1 from done x where x.incident_key = i.incident_key and x.notice = 'opened')))
     union all by name
     select e.incident_key, e.day as last_day, 'retracted' as notice, 3 as notice_order,

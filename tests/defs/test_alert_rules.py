@@ -151,3 +151,13 @@ def test_a_day_alerted_file_wide_by_an_older_release_is_judged_again(tmp_path):
         conn.execute("delete from stage.definitions_version")  # files from an older release
     run_pipeline(tmp_path, tmp_path / "logs")  # the logs unchanged: only the migration can mark the day pending
     assert alerts(db, "data_quality") == clean == [(date(2026, 11, 20), None, None, 20 / 170, None, clean[0][5])]
+
+
+def test_data_quality_counts_a_re_sent_duplicate_on_its_own_day(tmp_path):
+    # z.jsonl holds 11-20 then 11-21; a.jsonl (sorts first, so its copies are kept) re-sends 11-20's ids: z's
+    # 11-20 lines are duplicates of 11-20, not quarantined records of the 11-21 lines after them
+    day_20 = openai_rows(date(2026, 11, 20), 120, 2000)
+    write_jsonl(tmp_path / "logs" / "z.jsonl", day_20 + openai_rows(date(2026, 11, 21), 120, 2000, app="other"))
+    write_jsonl(tmp_path / "logs" / "a.jsonl", day_20)
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 20), 120 / 240)]

@@ -127,6 +127,25 @@ def test_an_incident_opened_and_resolved_during_an_outage_is_posted_opened_then_
     assert [k.rsplit(":", 1)[1] for k in receiver.keys] == ["opened", "resolved"]
 
 
+def test_a_notice_tried_during_an_outage_stays_due_when_later_days_move_the_window_on(warehouse_with_alerts, tmp_path):
+    from pipelines.lib import webhook
+
+    db = copy_of(warehouse_with_alerts, tmp_path)
+    receiver = Receiver(failures=1)
+    try:
+        with duckdb.connect(str(db)) as conn:
+            resolved_while_the_webhook_was_down(conn)
+            first = webhook.deliver_pending(conn, receiver.url)  # the opening fails: one attempt recorded
+            # several days arrive together after the outage: the incident is now older than the window
+            conn.execute("insert into core.usage select * replace (day + 30 as day, request_id || '-later' as request_id) "
+                         "from core.usage")
+            second = webhook.deliver_pending(conn, receiver.url)
+    finally:
+        receiver.close()
+    assert (first.failed, second.delivered) == (1, 2)  # before, nothing was posted again, and nothing said so
+    assert [k.rsplit(":", 1)[1] for k in receiver.keys] == ["opened", "resolved"]
+
+
 def test_incidents_a_year_older_than_the_newest_usage_are_not_announced(warehouse_with_alerts, tmp_path):
     # a new warehouse built from old logs delivers after each day range: the first ranges are old, and an
     # incident open at that point (its later days not built yet) was announced, measured against itself
