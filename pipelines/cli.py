@@ -128,7 +128,12 @@ def run(
 def _print_given_up_notices(db: Path, since: datetime) -> None:
     """A warning when this run gave up on incident notices (``dead_letter``: the webhook refused each its
     maximum number of times). The attempts are recorded after the snapshot is published, so they are read from
-    the warehouse itself, which the run has released; nothing is printed if it cannot be read."""
+    the warehouse itself, which the run has released (only with a webhook configured: no extra open otherwise);
+    nothing is printed if it cannot be read."""
+    from pipelines.defs.settings import CachemeterSettings
+
+    if not os.environ.get(CachemeterSettings.from_env().webhook_url_env):
+        return
     try:
         with warehouse.connect(db, read_only=True) as conn:
             given_up = conn.execute("select count(*) from marts.alert_deliveries "

@@ -39,6 +39,11 @@ class PipelineError(RuntimeError):
 class NoticesNotDeliveredError(PipelineError):
     """Every day was built and published, but the alert webhook did not take every notice."""
 
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what}: built and published, but the alert webhook did not take every notice after its "
+                         "retries; the next run posts the ones left (marts.alert_deliveries lists each attempt: "
+                         "cachemeter sql --live)")
+
 
 @dataclass(frozen=True)
 class RunResult:
@@ -130,10 +135,7 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
             done += (last - first).days + 1
         progress.report("build", total, total, f"{ranges[0][0]} .. {ranges[-1][1]}")
         if undelivered:
-            raise NoticesNotDeliveredError(
-                f"days {ranges[0][0]} .. {ranges[-1][1]}: built and published, but the alert webhook did not take every "
-                "notice after its retries; the next run posts the ones left (marts.alert_deliveries lists each "
-                "attempt: cachemeter sql --live)")
+            raise NoticesNotDeliveredError(f"days {ranges[0][0]} .. {ranges[-1][1]}")
     return RunResult(ranges[0][0], ranges[-1][1], retried)
 
 
@@ -152,9 +154,7 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]
         if failures and {event.step_key for event in failures} == {DELIVERY_STEP}:  # the last step: all else is done
-            raise NoticesNotDeliveredError(
-                f"{what}: built and published, but the alert webhook did not take every notice after its retries; the "
-                "next run posts the ones left (marts.alert_deliveries lists each attempt: cachemeter sql --live)")
+            raise NoticesNotDeliveredError(what)
         detail = root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"
         raise PipelineError(f"{what} failed: {detail}{failed_check_details(result.get_asset_check_evaluations())}")
     return sum(event.is_step_up_for_retry for event in result.all_events)

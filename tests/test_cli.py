@@ -392,12 +392,16 @@ def test_an_unexpected_error_is_one_line_and_the_traceback_only_on_request(monke
         cli.main()
 
 
+def one_request_log(logs):
+    return write_jsonl(logs / "usage.jsonl", [{"ts": "2026-11-20T09:00:00Z", "provider": "openai", "model": "gpt-4o",
+                                               "request_id": "r1", "response": {"usage": {"prompt_tokens": 10,
+                                                                                          "completion_tokens": 1}}}])
+
+
 def test_a_logs_folder_that_is_suddenly_empty_is_said_not_taken_for_a_quiet_night(tmp_path):
     # what an unmounted share looks like: the folder is there, its files are not
     logs = tmp_path / "logs"
-    write_jsonl(logs / "usage.jsonl", [{"ts": "2026-11-20T09:00:00Z", "provider": "openai", "model": "gpt-4o",
-                                        "request_id": "r1", "response": {"usage": {"prompt_tokens": 10,
-                                                                                   "completion_tokens": 1}}}])
+    one_request_log(logs)
     db = tmp_path / "w.duckdb"
     first = cachemeter("run", "--logs", str(logs), "--db", str(db), cwd=tmp_path)
     assert first.returncode == 0 and "holds no log files" not in first.stderr, first.stderr
@@ -411,9 +415,7 @@ def test_a_logs_folder_that_is_suddenly_empty_is_said_not_taken_for_a_quiet_nigh
 
 def test_a_changed_price_book_says_that_history_is_repriced_once(tmp_path):
     logs = tmp_path / "logs"
-    write_jsonl(logs / "usage.jsonl", [{"ts": "2026-11-20T09:00:00Z", "provider": "openai", "model": "gpt-4o",
-                                        "request_id": "r1", "response": {"usage": {"prompt_tokens": 10,
-                                                                                   "completion_tokens": 1}}}])
+    one_request_log(logs)
     prices = tmp_path / "prices.csv"
     prices.write_text("provider,model,effective_from,input_per_mtok,cache_read_per_mtok,cache_write_5m_per_mtok,"
                       "cache_write_1h_per_mtok,output_per_mtok\nopenai,gpt-4o,2026-01-01,9,,,,9\n")
