@@ -393,9 +393,9 @@ def settle(conn: duckdb.DuckDBPyConnection, compact: bool = False) -> None:
 
 def report_path(db_path: str | Path) -> Path:
     """Where a run writes its report: beside the DuckDB file or the DuckLake catalog file (a PostgreSQL
-    catalog: the working directory), named ``report.html`` for the default warehouse name (``cachemeter``:
-    ``warehouse/report.html``) and ``<name>.report.html`` for any other, so warehouses sharing a folder each
-    keep their own report (one overwrote the other's)."""
+    catalog: the working directory), named ``report.html`` for the default warehouse file (``cachemeter.duckdb``:
+    ``warehouse/report.html``) and ``<name>.report.html`` for any other (``_own_name``), so warehouses sharing a
+    folder each keep their own report (one overwrote the other's)."""
     if lake.is_lake(db_path):
         file = lake.catalog_file(db_path)
         return (file.parent if file is not None else Path.cwd()) / _report_name(file)
@@ -403,14 +403,22 @@ def report_path(db_path: str | Path) -> Path:
 
 
 def _report_name(file: Path | None) -> str:
-    default = Path(DEFAULT_DB).stem
-    return "report.html" if file is None or file.stem == default else f"{file.stem}.report.html"
+    return "report.html" if file is None or file.name == Path(DEFAULT_DB).name else f"{_own_name(file)}.report.html"
+
+
+def _own_name(file: Path) -> str:
+    """The name a warehouse file lends the files published beside it: its name without ``.duckdb``
+    (``team-a.duckdb``: ``team-a``), else its whole name (``team-a.db``, ``cachemeter.ducklake``), so two
+    warehouses in one folder whose names share a stem (``a.duckdb`` and ``a.db``) never share a snapshot
+    or a report (they did: each run replaced the other's snapshot, and readers read the wrong warehouse)."""
+    return file.name[: -len(".duckdb")] if file.name.lower().endswith(".duckdb") and file.name[:-7] else file.name
 
 
 def snapshot_path(db_path: str | Path) -> Path:
-    """Where the read-only snapshot of ``db_path`` is published: ``<name>.snapshot.duckdb`` beside it."""
+    """Where the read-only snapshot of ``db_path`` is published: ``<name>.snapshot.duckdb`` beside it
+    (``<name>``: ``_own_name``)."""
     path = Path(db_path)
-    return path.with_name(f"{path.stem}.snapshot.duckdb")
+    return path.with_name(f"{_own_name(path)}.snapshot.duckdb")
 
 
 def publish_snapshot(conn: duckdb.DuckDBPyConnection, db_path: str | Path) -> dict[str, object]:

@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -198,5 +199,19 @@ def test_each_warehouse_in_a_folder_keeps_its_own_report(tmp_path):
     # warehouses in one folder overwrote one report.html)
     assert warehouse.report_path(tmp_path / "cachemeter.duckdb") == tmp_path / "report.html"
     assert warehouse.report_path(tmp_path / "team-a.duckdb") == tmp_path / "team-a.report.html"
-    assert warehouse.report_path(f"ducklake:{tmp_path / 'cachemeter.ducklake'}") == tmp_path / "report.html"
-    assert warehouse.report_path(f"ducklake:sqlite:{tmp_path / 'lake.sqlite'}") == tmp_path / "lake.report.html"
+    # names sharing a stem keep theirs apart: a DuckLake catalog beside the default warehouse, a.duckdb beside a.db
+    assert warehouse.report_path(f"ducklake:{tmp_path / 'cachemeter.ducklake'}") == tmp_path / "cachemeter.ducklake.report.html"
+    assert warehouse.report_path(f"ducklake:sqlite:{tmp_path / 'lake.sqlite'}") == tmp_path / "lake.sqlite.report.html"
+    assert warehouse.report_path(tmp_path / "a.db") == tmp_path / "a.db.report.html"
+    assert warehouse.report_path("ducklake:postgres:dbname=x") == Path.cwd() / "report.html"  # no file to go beside
+
+
+def test_warehouses_whose_names_share_a_stem_publish_apart(tmp_path):
+    from pipelines.lib import warehouse
+
+    # a.duckdb and a.db both published a.snapshot.duckdb: each run replaced the other's, and readers of one
+    # warehouse read the other
+    assert warehouse.snapshot_path(tmp_path / "a.duckdb") == tmp_path / "a.snapshot.duckdb"
+    assert warehouse.snapshot_path(tmp_path / "a.db") == tmp_path / "a.db.snapshot.duckdb"
+    assert warehouse.snapshot_path(tmp_path / "a") == tmp_path / "a.snapshot.duckdb"
+    assert warehouse.snapshot_path(tmp_path / "A.DUCKDB") == tmp_path / "A.snapshot.duckdb"
