@@ -427,7 +427,7 @@ def main() -> None:
         try:
             app()
         except Exception as exc:  # the last resort: each command reports what it expects in one line already
-            if os.environ.get("CACHEMETER_DEBUG"):
+            if _debugging():
                 raise
             first = (str(exc).strip().splitlines() or [""])[0]
             err_console.print(f"[red]error:[/red] {escape(f'{type(exc).__name__}: {first}' if first else type(exc).__name__)}",
@@ -439,6 +439,17 @@ def main() -> None:
         if not _imports_heavy_modules:
             raise
         _exit_without_teardown(done.code)
+
+
+def _debugging() -> bool:
+    """``CACHEMETER_DEBUG`` asks for tracebacks: 1/true/yes do, 0/false/no and unset do not (``0`` did, as any
+    value did); another value does, as the user set it to see one."""
+    from pipelines.lib import options
+
+    try:
+        return bool(options.env_value("debug"))
+    except ValueError:
+        return True
 
 
 def _exit_without_teardown(code: int | str | None) -> None:

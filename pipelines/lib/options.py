@@ -155,7 +155,8 @@ ENV_OPTIONS: tuple[Option, ...] = (
     Option("pagerduty_routing_key", "", "secret", "PagerDuty Events v2 routing key (webhook.format: pagerduty; name: webhook.routing_key_env)"),
     Option("memory_limit", "1GB", "bytes (DuckDB size)", "DuckDB buffer pool limit; larger intermediates spill to disk"),
     Option("sql_timeout", 300, "seconds", "time an ad-hoc `cachemeter sql` query may run (0 = no limit)"),
-    Option("debug", "", "flag", "any value: an error no command expected shows its traceback (to report it), not one line"),
+    Option("debug", False, "flag", "1/true/yes: an error no command expected shows its traceback (to report it), not one "
+           "line; 0/false/no: the line"),
     Option("report_days", 30, "days", "UTC days of data report.html shows, counting back from the last (the run's report; "
            "CLI: cachemeter report --days)"),
     Option("gx_sample_rows", 200000, "rows", "rows Great Expectations validates per check at most (0 = all)"),
