@@ -46,6 +46,11 @@ def test_fp8_kv_and_multi_head_defaults(tmp_path):
     ("not json", "not a readable JSON"),
     ('{"num_hidden_layers": 0}', "num_hidden_layers must be a positive integer"),
     ('{"num_hidden_layers": 2, "num_attention_heads": 3, "hidden_size": 256}', "not a multiple"),
+    # grouped-query attention: each KV head serves a whole group of query heads (transformers' num_key_value_groups)
+    ('{"num_hidden_layers": 2, "num_attention_heads": 32, "num_key_value_heads": 5, "head_dim": 128}',
+     "num_attention_heads 32 is not a multiple of num_key_value_heads 5"),
+    ('{"num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 16, "head_dim": 128}',
+     "num_attention_heads 8 is not a multiple of num_key_value_heads 16"),
     ('{"num_hidden_layers": 2, "head_dim": 64, "num_key_value_heads": 2, "torch_dtype": "int3"}', "unknown torch_dtype"),
 ])
 def test_bad_model_configs_name_the_file_and_field(tmp_path, content, message):

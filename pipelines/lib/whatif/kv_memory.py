@@ -85,6 +85,12 @@ def _config(path: Path, raw: dict) -> ModelConfig:
     layers = count("num_hidden_layers")
     heads = raw.get("num_attention_heads")
     kv_heads = count("num_key_value_heads", heads)
+    # grouped-query attention shares each KV head among num_attention_heads / num_key_value_heads query heads
+    # (Ainslie et al. 2023; Hugging Face transformers' num_key_value_groups): a config whose counts do not divide
+    # is mistyped, and its KV bytes would be wrong
+    if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0 and heads % kv_heads:
+        raise ModelConfigError(f"{path}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads} "
+                               "(each KV head serves a whole group of query heads)")
     if "head_dim" in raw and raw["head_dim"] is not None:
         head_dim = count("head_dim")
     else:
