@@ -239,3 +239,34 @@ def test_money_below_a_cent_shows_four_decimals_not_zero():
     page = report._table(pd.DataFrame({"app": ["a", "b", "c"], "saving_per_day_usd": [0.0045, 12.345, 0.0]}),
                          money=("saving_per_day_usd",))
     assert "<td>$0.0045</td>" in page and "<td>$12.35</td>" in page and "<td>$0.00</td>" in page
+
+
+def test_an_empty_ttl_section_says_whether_no_switch_pays_or_nothing_could_be_replayed(tmp_path):
+    # it said "None." either way. OpenAI's catalogue rows price no cache write (genai-prices: written at the input
+    # rate, whatever the retention), so an OpenAI-only warehouse replays no family; an Anthropic family that writes a 5-minute entry and reads it a
+    # minute later pays least as it is (a 1-hour write costs 2x the input rate against 1.25x: Anthropic's pricing
+    # page), so its family is replayed and no switch pays
+    from pipelines.lib.whatif import report_sections
+    from tests.conftest import run_pipeline, write_jsonl
+
+    def usage(n, minute, body):
+        return {"ts": f"2026-11-20T09:{minute:02d}:00Z", "request_id": f"r{n}", "tenant": "acme", "app": "bot",
+                "response": body}
+
+    openai = [usage(n, n, {"model": "gpt-4o", "usage": {"prompt_tokens": 3000, "completion_tokens": 10,
+                                                       "prompt_tokens_details": {"cached_tokens": 2048 * (n > 0)}}})
+              for n in range(3)]
+    anthropic = [usage(n, n, {"type": "message", "model": "claude-sonnet-4-5", "usage": {
+        "input_tokens": 20, "cache_creation_input_tokens": 3000 * (n == 0), "cache_read_input_tokens": 3000 * (n > 0),
+        "output_tokens": 10}}) for n in range(3)]
+    notes = {}
+    for name, records in (("openai", openai), ("anthropic", anthropic)):
+        write_jsonl(tmp_path / name / "logs" / "usage.jsonl", records)
+        db = run_pipeline(tmp_path / name, tmp_path / name / "logs")
+        with duckdb.connect(str(db), read_only=True) as conn:
+            frames = report_sections.load(conn, date(2026, 11, 20), date(2026, 11, 21))
+        assert frames["ttl"].empty
+        notes[name] = report_sections.html(frames, lambda frame, **_: "<p>table</p>")
+    assert "No family could be replayed" in notes["openai"] and "None: every family" not in notes["openai"]
+    assert "None: every family replayed (1) cost the least with the retention it uses now" in notes["anthropic"]
+    assert "No family could be replayed" not in notes["anthropic"]

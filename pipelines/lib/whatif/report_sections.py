@@ -34,6 +34,8 @@ def load(conn: duckdb.DuckDBPyConnection, start: date, end: date) -> dict[str, p
     try:
         routing = conn.execute(statement("whatif/report__routing"), params).df()
         ttl = conn.execute(statement("whatif/report__ttl_switches"), {**params, "limit": TOP_ROWS}).df()
+        replayed = conn.execute("select count(distinct prefix_family) from marts.whatif_cache_ttl "
+                                "where day >= $start and day < $end", params).fetchone()[0]
         ttft = conn.execute(statement("whatif/report__ttft"), {**params, "limit": TOP_ROWS}).df()
     except duckdb.CatalogException:
         return {name: pd.DataFrame() for name in ("routing", "ttl", "kv", "ttft", "ttft_estimate")}
@@ -44,8 +46,25 @@ def load(conn: duckdb.DuckDBPyConnection, start: date, end: date) -> dict[str, p
     copy_bytes = kv["mean_cached_span_tokens"].astype("int64") * model.kv_bytes_per_token
     kv["kv_mb_per_copy"] = (copy_bytes / 1e6).round(1)
     kv[f"copies_in_{REFERENCE_CACHE_GB}_gb"] = [REFERENCE_CACHE_GB * kv_memory.GB // b if b else None for b in copy_bytes]
+    ttl.attrs["replayed_families"] = replayed  # what an empty table means (ttl_note)
     return {"routing": routing, "ttl": ttl, "kv": kv, "ttft": ttft,
             "ttft_estimate": _ttft_estimate(conn, start, end, model.num_parameters)}
+
+
+def ttl_note(ttl: pd.DataFrame) -> str:
+    """What an empty TTL table means (HTML; "" when it has rows): no replayed family's other TTL would have cost
+    less, or no family could be replayed at all, because the replay prices both retention options at list rates
+    and so needs cache traffic on a model whose 5-minute and 1-hour cache writes are priced, and differently
+    (Anthropic's Claude models, for one; OpenAI's are priced as input either way: prices._tier_rows). A ``--prices`` row without
+    ``cache_write_1h_per_mtok`` leaves its model out; before, the section said "None." either way."""
+    if not ttl.empty:
+        return ""
+    replayed = ttl.attrs.get("replayed_families", 0)
+    if replayed:
+        return f"<p>None: every family replayed ({replayed:,}) cost the least with the retention it uses now.</p>"
+    return ("<p>No family could be replayed: the what-if needs cache reads or writes on a model whose 5-minute and "
+            "1-hour cache writes have prices of their own (Anthropic's Claude models, for one). A model without, or "
+            "whose <code>--prices</code> row has no <code>cache_write_1h_per_mtok</code>, is left out.</p>")
 
 
 def _ttft_estimate(conn: duckdb.DuckDBPyConnection, start: date, end: date, num_parameters: int) -> pd.DataFrame:
@@ -76,7 +95,7 @@ def html(frames: dict[str, pd.DataFrame], table: Callable[..., str]) -> str:
         "Replayed from "
         "the log: an entry a longer TTL keeps alive is read at the family's match rate, the share of reads it "
         "got while its entry was alive (a rotating preamble's is near 0).</p>"
-        f"{table(frames['ttl'], money=('cost_now_usd', 'cost_after_usd', 'saving_per_day_usd'), rates=('match_rate',))}"
+        f"{ttl_note(frames['ttl']) or table(frames['ttl'], money=('cost_now_usd', 'cost_after_usd', 'saving_per_day_usd'), rates=('match_rate',))}"
         f"<h2>What if: KV memory</h2><p>The busiest families' mean cached span held as KV cache by "
         f"{escape.escape(REFERENCE_MODEL)}, and how many copies fit in {REFERENCE_CACHE_GB} GB "
         "(<code>cachemeter whatif kv</code> for another model or size).</p>"
