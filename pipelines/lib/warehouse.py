@@ -248,13 +248,26 @@ def open_for_reading(db_path: str | Path) -> duckdb.DuckDBPyConnection:
         if lock_holder(exc) is not None:
             raise
         raise NotAWarehouseError(f"{db_path} is not a DuckDB warehouse file ({str(exc).splitlines()[0]})") from exc
-    found = conn.execute("select count(*) from duckdb_tables() where database_name = current_database() "
-                         "and schema_name = 'core' and table_name = 'usage'").fetchall()[0][0]
-    if not found:
+    found = {f"{schema}.{table}" for schema, table in conn.execute(
+        "select schema_name, table_name from duckdb_tables() where database_name = current_database() "
+        "union all select schema_name, view_name from duckdb_views() where database_name = current_database()").fetchall()}
+    if "core.usage" not in found:
         conn.close()
         raise NotAWarehouseError(f"{db_path} is a DuckDB file without cachemeter's tables (no core.usage): "
                                  f"`cachemeter run --db <a new file>` builds a warehouse")
+    missing = [name for name in READERS_TABLES if name not in found]
+    if missing:  # a file of someone else's with a core.usage, or a warehouse cut short: one line, not a Catalog Error
+        conn.close()
+        raise NotAWarehouseError(f"{db_path} has core.usage but not {', '.join(missing)}: it was not built by "
+                                 f"cachemeter, or not finished; `cachemeter run --db {db_path}` completes a "
+                                 "cachemeter warehouse")
     return conn
+
+
+# the tables and views report, whatif and export read, each created by sql/schema/ when a run prepares a warehouse
+READERS_TABLES = ("core.usage", "core.usage_costs", "core.usage_priced", "core.quarantine", "stage.pending_days",
+                  "marts.daily_savings", "marts.prefix_families", "marts.cache_alerts", "marts.cache_incidents",
+                  "marts.whatif_routing", "marts.whatif_cache_ttl")
 
 
 def unbuilt_days_note(conn: duckdb.DuckDBPyConnection) -> str | None:

@@ -35,6 +35,10 @@ def test_the_demo_on_a_local_ducklake_builds_the_tables_of_the_duckdb_file(tmp_p
     # the rows sit in Parquet files under the data path (default: beside the catalog), nothing is copied
     assert list((tmp_path / "lake" / "cachemeter.ducklake.files" / "core" / "usage").glob("*.parquet"))
     assert not list((tmp_path / "lake").glob("*.snapshot.duckdb"))
+    # report, whatif and export open it as a warehouse: its views (core.usage_priced) count as the file's do
+    from pipelines.lib import warehouse
+    with warehouse.open_for_reading(target) as conn:
+        assert conn.execute("select count(*) from core.usage_priced").fetchone()[0] == len(in_file["core.usage"])
 
 
 def test_sql_as_of_an_earlier_snapshot_answers_what_the_numbers_were_before_a_late_file(tmp_path):

@@ -178,6 +178,15 @@ def test_open_for_reading_names_what_db_is_when_it_is_not_a_warehouse(tmp_path):
             warehouse.open_for_reading(tmp_path / name)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         warehouse.open_for_reading(tmp_path / "none.duckdb")
+    # someone else's file with a core.usage: named, not a Catalog Error from whichever table a command reads first
+    with duckdb.connect(str(tmp_path / "partial.duckdb")) as conn:
+        conn.execute("create schema core; create table core.usage (x int)")
+    with pytest.raises(warehouse.NotAWarehouseError, match="has core.usage but not core.usage_costs, core.usage_priced, "
+                       "core.quarantine, stage.pending_days, marts.daily_savings"):
+        warehouse.open_for_reading(tmp_path / "partial.duckdb")
+    # a warehouse a run prepared has every table readers read
+    warehouse.prepare(duckdb.connect(str(tmp_path / "prepared.duckdb"))).close()
+    warehouse.open_for_reading(tmp_path / "prepared.duckdb").close()
 
 
 def test_readers_are_told_which_days_are_staged_but_not_built():
