@@ -293,6 +293,9 @@ def rule_incidents(alerts: list[dict], last_complete: date | None, recovery_days
         resolved = incident.last_day + timedelta(days=recovery_days)
         if last_complete is not None and resolved <= last_complete:
             incident.resolved_day = resolved
+            # the last alert day's message speaks in the present ("now breaks at char 55"): say it is history
+            incident.message = (f"resolved {resolved} after {recovery_days} clean day(s); last seen "
+                                f"{incident.last_day}: {incident.message}")
             incident.events.append({"incident_key": incident.incident_key, "day": resolved, "event": "resolved",
                                     "observed_token_hit_rate": None, "lost_savings_usd": None})
     return incidents

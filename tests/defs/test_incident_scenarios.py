@@ -72,6 +72,8 @@ def test_every_true_incident_is_one_incident_opened_on_its_first_complete_day(mo
             assert truth["opened"][0] <= incident["opened"] <= truth["opened"][1], incident
             assert incident["resolved"] == truth["resolved"], incident
             assert incident["status"] == ("open" if truth["resolved"] is None else "resolved")
+            # a resolved incident's message says so (a rule's message spoke of its last alert day only: "now ...")
+            assert (f"resolved {truth['resolved']}" in incident["message"]) == (truth["resolved"] is not None)
             if "offset_chars" in truth:
                 assert abs(incident["offset_chars"] - truth["offset_chars"]) <= 50
                 assert "looks like a timestamp" in incident["message"]
