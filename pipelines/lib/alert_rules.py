@@ -60,7 +60,8 @@ RULES: tuple[Rule, ...] = (
          "add the `--prices` line the message gives"),
     Rule("data_quality",
          "more than {quality_max_quarantine_share:.0%} of a day's records were quarantined (a bad line counts on the "
-         "day of the accepted line before it in its file; days of {quality_min_records}+ records); or a usage key no "
+         "day of the accepted line before it in its file; a file with none, on the newest usage day by its last "
+         "write; days of {quality_min_records}+ records); or a usage key no "
          "token class maps carried "
          "tokens on a day (one finding per format and key, naming its tokens: `core.usage.unmapped_usage`)",
          "read `core.quarantine` for the reasons; map the key or declare it informational in "

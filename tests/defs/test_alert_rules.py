@@ -62,6 +62,31 @@ def test_data_quality_places_bad_lines_that_open_a_file_on_its_first_day(tmp_pat
     assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 20), 10 / 160)]
 
 
+def test_data_quality_places_a_file_with_no_good_line_on_the_newest_usage_day_it_was_written_by(tmp_path):
+    # a provider changes its format: the new file's every line is quarantined. It has no accepted line to place its
+    # bad ones by, and raised nothing; its lines now count on the newest usage day on or before its last write
+    import os
+    from datetime import datetime, timezone
+
+    def written(path, when):
+        stamp = datetime.fromisoformat(when).replace(tzinfo=timezone.utc).timestamp()
+        os.utime(path, (stamp, stamp))
+
+    for d in (20, 21):
+        written(write_jsonl(tmp_path / "logs" / f"good-{d}.jsonl", openai_rows(date(2026, 11, d), 150, 2000)),
+                f"2026-11-{d} 23:59:00")
+    written(write_jsonl(tmp_path / "logs" / "new-format.jsonl", ['{"usage_v2": {"in": 1}}'] * 40), "2026-11-21 18:00:00")
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 21), 40 / 190)]
+    # one arriving alone on a later night is judged too (the day it counts on is rebuilt), and a copy whose last
+    # write is after the logs end counts on their newest day
+    written(write_jsonl(tmp_path / "logs" / "late.jsonl", ['{"broken'] * 20), "2026-11-20 10:00:00")
+    written(write_jsonl(tmp_path / "logs" / "copied.jsonl", ['{"broken'] * 5), "2026-12-06 06:00:00")
+    run_pipeline(tmp_path, tmp_path / "logs")
+    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 20), 20 / 170),
+                                                                  (date(2026, 11, 21), 45 / 195)]
+
+
 def test_negative_cache_roi_is_one_open_incident_while_writes_are_never_read(tmp_path):
     # Anthropic claude-sonnet-4-5: 5m writes at $3.75 vs $3.00 input -> $0.75/MTok premium; 60 x 30,000 written/day
     records = []
