@@ -3,19 +3,25 @@
 -- for a file with bad lines and none accepted, the day its bad lines count on (the newest usage day on or before
 -- the day it was last written: cache_alerts__insert_data_quality.sql), so data_quality judges them.
 -- (A day pending only as another day's dependent is marked again, as changed itself, so its own
--- dependents follow.)
+-- dependents follow.) The accepted rows are grouped once by file and day: 0.25 s against 0.4 s for a join of the
+-- batch's files to its rows, side by side on 5M rows of one file (0.16 s before it looked for such files).
 insert into stage.pending_days by name
 with
-new_days as (
-    select distinct utc_day(ts) as day from staged_items where reason is null
+new_file_days as (
+    select source_file, utc_day(ts) as day from staged_items where reason is null group by all
 ),
-unaccepted_files as (  -- the batch's files with bad lines (not whole-file problems, not superseded snapshots), none accepted
-    select b.source_file, utc_day(make_timestamp(any_value(b.mtime_ns) // 1000)) as written_day
+new_days as (
+    select distinct day from new_file_days
+),
+bad_files as (  -- the batch's files with bad lines (not whole-file problems, not superseded snapshots)
+    select distinct source_file from staged_items
+    where reason is not null and source_line > 0 and not starts_with(reason, 'superseded streaming snapshot')
+),
+unaccepted_files as (  -- of those, the files none of whose lines was accepted
+    select b.source_file, utc_day(make_timestamp(b.mtime_ns // 1000)) as written_day
     from batch_files b
-    join staged_items i on i.source_file = b.source_file
-    group by b.source_file
-    having count(*) filter (where i.reason is null) = 0
-       and count(*) filter (where i.source_line > 0 and not starts_with(i.reason, 'superseded streaming snapshot')) > 0
+    where b.source_file in (select source_file from bad_files)
+      and b.source_file not in (select source_file from new_file_days)
 ),
 touched as (
     select day from core.usage
