@@ -583,6 +583,15 @@ PUBLISH_NEW = ("ingest/usage__insert_batch", "ingest/quarantine__insert_batch", 
                "ingest/pending_days__insert_duplicate_copies")
 
 
+UNACCEPTED_NONE = "create or replace temp table unaccepted_before as select null::varchar as source_file, null::date as day limit 0"
+
+
+def _unaccepted_files(conn: duckdb.DuckDBPyConnection) -> int:
+    """How many staged files have quarantined rows and none accepted (a read of the small stage.files): the rare
+    case in which pending_days__insert_unaccepted_files.sql has work, which reads every usage day."""
+    return conn.execute("select count(*) from stage.files where rows_accepted = 0 and rows_quarantined > 0").fetchone()[0]
+
+
 def _create_staged_items(conn: duckdb.DuckDBPyConnection, batch_files: pa.Table, lane_offset: int) -> None:
     """The batch's records under their own files and lines: the temp view ``staged_items``.
 
@@ -632,12 +641,16 @@ def _publish(conn: duckdb.DuckDBPyConnection, batch_files: pa.Table | list, mode
     conn.register("model_map", prices.model_map_table(models))
     try:
         with transaction(conn):
+            unaccepted = _unaccepted_files(conn)
+            conn.execute(statement("ingest/unaccepted_before__create") if unaccepted else UNACCEPTED_NONE)
             for name in PUBLISH:
                 conn.execute(statement(name))
             faults.maybe_die("stage:mid_file")
             for name in PUBLISH_NEW:
                 if name != "ingest/files__insert_batch" or batch_files.num_rows:
                     conn.execute(statement(name))
+            if unaccepted or _unaccepted_files(conn):  # else no day holds such lines, before or after
+                conn.execute(statement("ingest/pending_days__insert_unaccepted_files"))
     finally:
         for name in ("batch_files", "batch_predecessors", "model_map"):
             conn.unregister(name)

@@ -6,10 +6,9 @@
 --   grows, and bad lines written today do not raise an alert on every day the file covers or on an old day a
 --   mistimed line names. A duplicate request id's copy parsed, so it counts on its own day. A file none of whose
 --   lines was accepted (a provider's new format, a stray file) has no such line: its bad lines count on the newest
---   day of core.usage on or before the day the file was last written (stage.files.mtime_ns; a copied file's is
---   when it was copied, hence the clamp to a day with usage), and that day is rebuilt when the file is staged
---   (pending_days__insert_batch.sql); before, such a file raised nothing. Records of a day = its accepted rows +
---   the quarantined lines placed on it. Streamed
+--   day of core.usage on or before the day the file was last written, else on the first (stage.unaccepted_files);
+--   the days this place leaves and reaches as logs arrive are rebuilt (pending_days__insert_unaccepted_files.sql).
+--   Before, such a file raised nothing. Records of a day = its accepted rows + the quarantined lines placed on it. Streamed
 --   snapshots superseded by a fuller one (staged_items__supersede_snapshots.sql) are not bad data and are left out,
 --   as are whole-file problems (line 0: no line to place);
 -- * a usage key no token class maps (core.usage.unmapped_usage: pipelines/ingest/formats.yaml usage_keys) carried
@@ -31,17 +30,11 @@ bad_file_lines as (  -- the accepted lines of the files that hold bad ones, what
 duplicate_days as (  -- a duplicate request id's copy has a trusted time: its own day (stage.duplicate_rows)
     select source_file, source_line, any_value(day) as day from stage.duplicate_rows group by all
 ),
-unaccepted_files as (  -- files with bad lines and none accepted: no line to place them by
-    select f.source_file,
-           (select max(u.day) from core.usage u where u.day <= utc_day(make_timestamp(f.mtime_ns // 1000))) as day
-    from stage.files f
-    where f.rows_accepted = 0 and f.source_file in (select source_file from bad)
-),
 placed as (
     select b.source_file, coalesce(d.day, before.day, after.day, unaccepted.day) as day
     from bad b
     left join duplicate_days d on d.source_file = b.source_file and d.source_line = b.source_line
-    left join unaccepted_files unaccepted on unaccepted.source_file = b.source_file
+    left join stage.unaccepted_files unaccepted on unaccepted.source_file = b.source_file
     asof left join bad_file_lines before on b.source_file = before.source_file and b.source_line >= before.source_line
     asof left join bad_file_lines after on b.source_file = after.source_file and b.source_line <= after.source_line
 ),

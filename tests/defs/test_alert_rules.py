@@ -65,26 +65,57 @@ def test_data_quality_places_bad_lines_that_open_a_file_on_its_first_day(tmp_pat
 def test_data_quality_places_a_file_with_no_good_line_on_the_newest_usage_day_it_was_written_by(tmp_path):
     # a provider changes its format: the new file's every line is quarantined. It has no accepted line to place its
     # bad ones by, and raised nothing; its lines now count on the newest usage day on or before its last write
+    write_day(tmp_path / "logs", 20)
+    write_day(tmp_path / "logs", 21)
+    written(write_jsonl(tmp_path / "logs" / "new-format.jsonl", ['{"usage_v2": {"in": 1}}'] * 40), "2026-11-21 18:00")
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 21), 40 / 190)]
+    # one arriving alone on a later night is judged too (the day it counts on is rebuilt); one written before the
+    # logs begin counts on their first day
+    written(write_jsonl(tmp_path / "logs" / "late.jsonl", ['{"broken'] * 20), "2026-11-20 10:00")
+    written(write_jsonl(tmp_path / "logs" / "early.jsonl", ['{"broken'] * 5), "2026-11-01 06:00")
+    run_pipeline(tmp_path, tmp_path / "logs")
+    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 20), 25 / 175),
+                                                                  (date(2026, 11, 21), 40 / 190)]
+
+
+def test_a_file_with_no_good_line_moves_as_logs_arrive_and_leaves_no_day_counting_it_twice(tmp_path):
+    # a stray file written after the logs end counts on their newest day, which moves as nights add days: the day
+    # it leaves is rebuilt too (it kept counting the file: three nights, 30 lines alerted for 10 quarantined), so
+    # night by night gives what one build of the same folder gives; so does a touch, or good lines appended
+    logs, nightly = tmp_path / "logs", tmp_path / "nightly"
+    write_day(logs, 20)
+    write_day(logs, 21)
+    written(write_jsonl(logs / "stray.jsonl", ['{"broken'] * 10), "2026-11-25 12:00")
+    run_pipeline(nightly, logs)
+    for day in (22, 23):
+        write_day(logs, day)
+        db = run_pipeline(nightly, logs)
+        assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, day), 10 / 160)]
+    written(logs / "stray.jsonl", "2026-11-22 12:00")  # touched: it moves back a day
+    run_pipeline(nightly, logs)
+    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 22), 10 / 160)]
+    assert alerts(db, "data_quality") == alerts(run_pipeline(tmp_path / "one_go", logs), "data_quality")
+    with (logs / "stray.jsonl").open("a") as handle:  # good lines appended: its bad ones now open its first day
+        handle.write("".join(json.dumps(r) + "\n" for r in openai_rows(date(2026, 11, 23), 5, 2000, app="late")))
+    run_pipeline(nightly, logs)
+    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 23), 10 / 165)]
+    assert alerts(db, "data_quality") == alerts(run_pipeline(tmp_path / "again", logs), "data_quality")
+
+
+def write_day(logs, day: int, n: int = 150):
+    """One log file of ``n`` good OpenAI records on 2026-11-<day>, last written at the end of that day."""
+    return written(write_jsonl(logs / f"good-{day}.jsonl", openai_rows(date(2026, 11, day), n, 2000)), f"2026-11-{day} 23:59")
+
+
+def written(path, when: str):
+    """Set ``path``'s modification time to ``when`` (UTC, 'YYYY-MM-DD HH:MM'), as the day its last line was written."""
     import os
     from datetime import datetime, timezone
 
-    def written(path, when):
-        stamp = datetime.fromisoformat(when).replace(tzinfo=timezone.utc).timestamp()
-        os.utime(path, (stamp, stamp))
-
-    for d in (20, 21):
-        written(write_jsonl(tmp_path / "logs" / f"good-{d}.jsonl", openai_rows(date(2026, 11, d), 150, 2000)),
-                f"2026-11-{d} 23:59:00")
-    written(write_jsonl(tmp_path / "logs" / "new-format.jsonl", ['{"usage_v2": {"in": 1}}'] * 40), "2026-11-21 18:00:00")
-    db = run_pipeline(tmp_path, tmp_path / "logs")
-    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 21), 40 / 190)]
-    # one arriving alone on a later night is judged too (the day it counts on is rebuilt), and a copy whose last
-    # write is after the logs end counts on their newest day
-    written(write_jsonl(tmp_path / "logs" / "late.jsonl", ['{"broken'] * 20), "2026-11-20 10:00:00")
-    written(write_jsonl(tmp_path / "logs" / "copied.jsonl", ['{"broken'] * 5), "2026-12-06 06:00:00")
-    run_pipeline(tmp_path, tmp_path / "logs")
-    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 20), 20 / 170),
-                                                                  (date(2026, 11, 21), 45 / 195)]
+    stamp = datetime.fromisoformat(when).replace(tzinfo=timezone.utc).timestamp()
+    os.utime(path, (stamp, stamp))
+    return path
 
 
 def test_negative_cache_roi_is_one_open_incident_while_writes_are_never_read(tmp_path):
