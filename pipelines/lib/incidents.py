@@ -293,9 +293,10 @@ def rule_incidents(alerts: list[dict], last_complete: date | None, recovery_days
         resolved = incident.last_day + timedelta(days=recovery_days)
         if last_complete is not None and resolved <= last_complete:
             incident.resolved_day = resolved
-            # the last alert day's message speaks in the present ("now breaks at char 55"): say it is history
-            incident.message = (f"resolved {resolved} after {recovery_days} clean day(s); last seen "
-                                f"{incident.last_day}: {incident.message}")
+            # the last alert day's message speaks in the present ("now breaks at char 55"): say it is history, after
+            # it, so an 'opened' notice posted late (a webhook down, a first build) still opens with what opened
+            quiet = f", after {recovery_days} day(s) without an alert" if recovery_days else ""
+            incident.message = f"{incident.message} (last seen {incident.last_day}; resolved {resolved}{quiet})"
             incident.events.append({"incident_key": incident.incident_key, "day": resolved, "event": "resolved",
                                     "observed_token_hit_rate": None, "lost_savings_usd": None})
     return incidents

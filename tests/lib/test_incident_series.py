@@ -111,17 +111,20 @@ def test_tied_rule_alerts_of_one_scope_and_day_give_the_same_incident_whatever_t
     assert len(built[0]) == 1 and built[0][0][1] == "data_quality"
 
 
-def test_a_resolved_rule_incident_says_so_before_its_last_alert_days_message():
+def test_a_resolved_rule_incident_says_so_after_its_last_alert_days_message():
     # a rule's message speaks of its alert day ("now breaks at char 55"); once resolved, the incident's message
-    # kept that present tense under status resolved, and the resolved notice posted it
+    # kept that present tense under status resolved, and the resolved notice posted it. The resolution follows the
+    # message, so an 'opened' notice posted after it resolved still opens with what opened
     def alert(day):
         return {"rule": "rotating_preamble", "provider": "anthropic", "model": "claude-sonnet-4-5", "tenant": "t",
                 "app": "bot", "prefix_family": "series:1", "day": day, "severity": "warning", "baseline": 0.9,
                 "observed": 0.1, "lost_savings_usd": Decimal("1.5"), "message": f"the opening now breaks at char 55 ({day})"}
 
     found = incidents.rule_incidents([alert(date(2026, 11, 2)), alert(date(2026, 11, 3))], date(2026, 11, 6), 3)
-    assert [i.message for i in found] == ["resolved 2026-11-06 after 3 clean day(s); last seen 2026-11-03: "
-                                          "the opening now breaks at char 55 (2026-11-03)"]
+    assert [i.message for i in found] == ["the opening now breaks at char 55 (2026-11-03) (last seen 2026-11-03; "
+                                          "resolved 2026-11-06, after 3 day(s) without an alert)"]
+    immediate = incidents.rule_incidents([alert(date(2026, 11, 2))], date(2026, 11, 6), 0)  # recovery_days 0
+    assert immediate[0].message.endswith("(last seen 2026-11-02; resolved 2026-11-02)")
     still_open = incidents.rule_incidents([alert(date(2026, 11, 2)), alert(date(2026, 11, 3))], date(2026, 11, 5), 3)
     assert [i.message for i in still_open] == ["the opening now breaks at char 55 (2026-11-03)"]
     assert still_open[0].resolved_day is None and found[0].resolved_day == date(2026, 11, 6)
