@@ -65,8 +65,11 @@ def configure(logs: Path | str | None, db: Path | str, prices: Path | None, foll
     Dagster deployment configured by its environment runs exactly what the CLI runs.
     """
     logs = DEFAULT_LOGS if logs is None else logs
+    target = warehouse.resolved(db)
+    if not lake.is_lake(target):
+        warehouse.refuse_shared_snapshot(Path(target))  # before a run, never before a read
     os.environ["CACHEMETER_LOGS"] = str(logs) if objectstore.is_remote(logs) else str(Path(logs).resolve())
-    os.environ["CACHEMETER_DB"] = warehouse.resolved(db)
+    os.environ["CACHEMETER_DB"] = target
     if data_path:
         os.environ[lake.DATA_PATH_ENV] = data_path
     else:

@@ -46,6 +46,7 @@ def warehouse_path(resource: DuckDBResource) -> Path | str:
         raise WarehousePathError(f"CACHEMETER_DB must be an absolute path, got {resource.database!r}")
     try:
         warehouse.refuse_schema_name(database)
+        warehouse.refuse_shared_snapshot(database)
     except ValueError as exc:
         raise WarehousePathError(f"CACHEMETER_DB: {exc}") from None
     return database

@@ -215,6 +215,33 @@ def refuse_schema_name(path: Path) -> None:
                          f"{path.with_name('cachemeter' + path.suffix).name}")
 
 
+def refuse_shared_snapshot(path: Path) -> None:
+    """Raises ``ValueError`` when a run of the warehouse ``path`` would publish over another warehouse: a file named
+    like a snapshot (``a.snapshot.duckdb``: a run of ``a.duckdb`` beside it replaces it), or ``a`` beside a DuckDB
+    file ``a.duckdb`` (or the reverse), which both publish ``a.snapshot.duckdb`` and ``a.report.html``. Checked
+    before a run opens the file; reading is never refused."""
+    name = path.name
+    for published in (".snapshot.duckdb", ".snapshot.duckdb.spare"):
+        if name.endswith(published) and name != published:
+            raise ValueError(f"the warehouse file {name} is named like a snapshot: a run of "
+                             f"{name[:-len(published)]}.duckdb beside it would replace it; name it otherwise")
+    if name == ".duckdb":
+        return
+    twin = path.with_name(name[: -len(".duckdb")]) if name.endswith(".duckdb") else path.with_name(name + ".duckdb")
+    if _is_duckdb_file(twin):
+        raise ValueError(f"{name} and {twin.name} in one folder would publish one snapshot "
+                         f"({snapshot_path(path).name}) and one report; give this warehouse another name or folder")
+
+
+def _is_duckdb_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file opening with DuckDB's header (the magic ``DUCK`` at byte 8)."""
+    try:
+        with path.open("rb") as handle:
+            return path.is_file() and handle.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
 def for_readers(db_path: str | Path) -> str | Path:
     """What readers open: a DuckDB file's published snapshot (the file itself before the first one); a
     DuckLake target itself, whose readers see its last committed snapshot while a run writes."""
@@ -423,8 +450,9 @@ def _own_name(file: Path) -> str:
     """The name a warehouse file lends the files published beside it: its name without ``.duckdb``
     (``team-a.duckdb``: ``team-a``), else its whole name (``team-a.db``, ``cachemeter.ducklake``), so two
     warehouses in one folder whose names share a stem (``a.duckdb`` and ``a.db``) never share a snapshot
-    or a report (they did: each run replaced the other's snapshot, and readers read the wrong warehouse)."""
-    return file.name[: -len(".duckdb")] if file.name.lower().endswith(".duckdb") and file.name[:-7] else file.name
+    or a report (they did: each run replaced the other's snapshot, and readers read the wrong warehouse); the
+    names that still would (``a`` beside ``a.duckdb``, ``a.snapshot.duckdb``) are refused (``refuse_shared_snapshot``)."""
+    return file.name[: -len(".duckdb")] if file.name.endswith(".duckdb") and file.name != ".duckdb" else file.name
 
 
 def snapshot_path(db_path: str | Path) -> Path:

@@ -1,5 +1,6 @@
 """pipelines/lib/warehouse.py: preparing a warehouse, including one from before a table was folded away."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -223,4 +224,31 @@ def test_warehouses_whose_names_share_a_stem_publish_apart(tmp_path):
     assert warehouse.snapshot_path(tmp_path / "a.duckdb") == tmp_path / "a.snapshot.duckdb"
     assert warehouse.snapshot_path(tmp_path / "a.db") == tmp_path / "a.db.snapshot.duckdb"
     assert warehouse.snapshot_path(tmp_path / "a") == tmp_path / "a.snapshot.duckdb"
-    assert warehouse.snapshot_path(tmp_path / "A.DUCKDB") == tmp_path / "A.snapshot.duckdb"
+    assert warehouse.snapshot_path(tmp_path / "A.DUCKDB") == tmp_path / "A.DUCKDB.snapshot.duckdb"  # not A.duckdb's
+    assert warehouse.snapshot_path(tmp_path / ".duckdb") == tmp_path / ".duckdb.snapshot.duckdb"
+
+
+def test_a_run_refuses_a_warehouse_that_would_publish_over_another(tmp_path, monkeypatch):
+    # a.snapshot.duckdb was replaced by a.duckdb's snapshot (the warehouse survived only as the .spare, which the
+    # next publish overwrote); a and a.duckdb in one folder shared a.snapshot.duckdb and read each other's data
+    from pipelines.lib import warehouse
+
+    with pytest.raises(ValueError, match="named like a snapshot: a run of a.duckdb beside it would replace it"):
+        warehouse.refuse_shared_snapshot(tmp_path / "a.snapshot.duckdb")
+    duckdb.connect(str(tmp_path / "a.duckdb")).close()
+    with pytest.raises(ValueError, match=r"a and a.duckdb in one folder would publish one snapshot \(a.snapshot.duckdb\)"):
+        warehouse.refuse_shared_snapshot(tmp_path / "a")
+    (tmp_path / "b").mkdir()  # a folder (or any non-DuckDB file) beside b.duckdb shares nothing
+    warehouse.refuse_shared_snapshot(tmp_path / "b.duckdb")
+    warehouse.refuse_shared_snapshot(tmp_path / "a.duckdb")  # no file named a beside it
+    duckdb.connect(str(tmp_path / "c")).close()
+    with pytest.raises(ValueError, match="c.duckdb and c in one folder"):
+        warehouse.refuse_shared_snapshot(tmp_path / "c.duckdb")
+    # a run is refused before it opens the file; reading a snapshot by name is not
+    from pipelines import runner
+    for name in ("CACHEMETER_LOGS", "CACHEMETER_DB"):
+        monkeypatch.setenv(name, "before")
+    with pytest.raises(ValueError, match="named like a snapshot"):
+        runner.configure(tmp_path / "logs", tmp_path / "x.snapshot.duckdb", None)
+    assert os.environ["CACHEMETER_DB"] == os.environ["CACHEMETER_LOGS"] == "before"  # nothing configured
+    warehouse.connect(tmp_path / "a.duckdb", read_only=True).close()
