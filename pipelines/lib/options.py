@@ -21,6 +21,11 @@ from dataclasses import dataclass
 from typing import Mapping
 
 
+# the spellings a boolean setting takes (YAML 1.1's, which a cachemeter.yaml writer may use, and 1/0)
+TRUE = frozenset({"1", "true", "yes", "y", "on"})
+FALSE = frozenset({"0", "false", "no", "n", "off"})
+
+
 @dataclass(frozen=True)
 class Option:
     """One setting. ``name`` is its Python attribute and SQL parameter; its environment variable is
@@ -49,9 +54,9 @@ class Option:
                 if isinstance(raw, bool):
                     return raw
                 text = str(raw).strip().lower()
-                if text not in {"1", "0", "true", "false", "yes", "no"}:
+                if text not in TRUE | FALSE:
                     raise ValueError(raw)
-                return text in {"1", "true", "yes"}
+                return text in TRUE
             if kind is list:
                 items = raw if isinstance(raw, list) else [t for t in str(raw).split(",") if t.strip()]
                 return [str(t).strip() for t in items]
@@ -155,8 +160,8 @@ ENV_OPTIONS: tuple[Option, ...] = (
     Option("pagerduty_routing_key", "", "secret", "PagerDuty Events v2 routing key (webhook.format: pagerduty; name: webhook.routing_key_env)"),
     Option("memory_limit", "1GB", "bytes (DuckDB size)", "DuckDB buffer pool limit; larger intermediates spill to disk"),
     Option("sql_timeout", 300, "seconds", "time an ad-hoc `cachemeter sql` query may run (0 = no limit)"),
-    Option("debug", False, "flag", "1/true/yes: an error no command expected shows its traceback (to report it), not one "
-           "line; 0/false/no: the line"),
+    Option("debug", False, "flag", "1/true/yes/on: an error no command expected shows its traceback (to report it), not "
+           "one line; 0/false/no/off: the line"),
     Option("report_days", 30, "days", "UTC days of data report.html shows, counting back from the last (the run's report; "
            "CLI: cachemeter report --days)"),
     Option("gx_sample_rows", 200000, "rows", "rows Great Expectations validates per check at most (0 = all)"),
@@ -189,7 +194,7 @@ def env_value(name: str, environ: Mapping[str, str] | None = None) -> object:
     """
     option = BY_NAME[name]
     raw = (os.environ if environ is None else environ).get(option.env)
-    return option.default if raw in (None, "") else option.parse(raw)
+    return option.default if raw is None or not raw.strip() else option.parse(raw)
 
 
 def values(config: Mapping, environ: Mapping[str, str] | None = None) -> dict[str, object]:

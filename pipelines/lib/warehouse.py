@@ -285,9 +285,8 @@ def open_for_reading(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     missing = [name for name in READERS_TABLES if name not in found]
     if missing:  # a file of someone else's with a core.usage, or a warehouse cut short: one line, not a Catalog Error
         conn.close()
-        raise NotAWarehouseError(f"{db_path} has core.usage but not {', '.join(missing)}: it was not built by "
-                                 f"cachemeter, or not finished; `cachemeter run --db {db_path}` completes a "
-                                 "cachemeter warehouse")
+        raise NotAWarehouseError(f"{db_path} has core.usage but not {', '.join(missing)}: not a cachemeter "
+                                 "warehouse (give --db the file `cachemeter run` built; a run on a new file builds one)")
     return conn
 
 

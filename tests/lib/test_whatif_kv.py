@@ -51,6 +51,12 @@ def test_fp8_kv_and_multi_head_defaults(tmp_path):
      "num_attention_heads 32 is not a multiple of num_key_value_heads 5"),
     ('{"num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 16, "head_dim": 128}',
      "num_attention_heads 8 is not a multiple of num_key_value_heads 16"),
+    # a head count given is a positive integer, whether or not head_dim makes it unneeded
+    ('{"num_hidden_layers": 2, "num_attention_heads": "30", "num_key_value_heads": 6, "head_dim": 128}',
+     "num_attention_heads must be a positive integer, got '30'"),
+    ('{"num_hidden_layers": 2, "num_attention_heads": 0, "head_dim": 128}', "num_attention_heads must be a positive"),
+    ('{"num_hidden_layers": 2, "head_dim": 128}', r"num_key_value_heads \(or num_attention_heads\) must be"),
+    ('{"text_config": null}', "text_config is not a JSON object"),
     ('{"num_hidden_layers": 2, "head_dim": 64, "num_key_value_heads": 2, "torch_dtype": "int3"}', "unknown torch_dtype"),
 ])
 def test_bad_model_configs_name_the_file_and_field(tmp_path, content, message):

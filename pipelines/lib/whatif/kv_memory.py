@@ -72,6 +72,8 @@ def load_model_config(name_or_path: str | Path) -> ModelConfig:
     if not isinstance(raw, dict):
         raise ModelConfigError(f"{path}: a model config is a JSON object (a Hugging Face config.json)")
     raw = raw.get("text_config", raw) if "num_hidden_layers" not in raw else raw  # multimodal configs nest it
+    if not isinstance(raw, dict):
+        raise ModelConfigError(f"{path}: text_config is not a JSON object (a multimodal config nests the text model's)")
     return _config(path, raw)
 
 
@@ -83,12 +85,14 @@ def _config(path: Path, raw: dict) -> ModelConfig:
         return value
 
     layers = count("num_hidden_layers")
-    heads = raw.get("num_attention_heads")
+    heads = count("num_attention_heads") if raw.get("num_attention_heads") is not None else None
+    if heads is None and raw.get("num_key_value_heads") is None:
+        raise ModelConfigError(f"{path}: num_key_value_heads (or num_attention_heads) must be a positive integer")
     kv_heads = count("num_key_value_heads", heads)
     # grouped-query attention shares each KV head among num_attention_heads / num_key_value_heads query heads
     # (Ainslie et al. 2023; Hugging Face transformers' num_key_value_groups): a config whose counts do not divide
     # is mistyped, and its KV bytes would be wrong
-    if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0 and heads % kv_heads:
+    if heads is not None and heads % kv_heads:
         raise ModelConfigError(f"{path}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads} "
                                "(each KV head serves a whole group of query heads)")
     if "head_dim" in raw and raw["head_dim"] is not None:
