@@ -236,7 +236,7 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
                 continue
             found = LogFile(path=path, relative=relative(path), defaults=defaults, defaults_sha=sha_cache[folder_path],
                             device=status.st_dev, inode=status.st_ino, size_bytes=status.st_size,
-                            mtime_ns=status.st_mtime_ns)
+                            mtime_ns=stored_mtime_ns(status))
             key = (status.st_dev, status.st_ino)
             if key not in by_identity or _preferred(found, by_identity[key]):
                 by_identity[key] = found
@@ -324,3 +324,13 @@ def duckdb_literal_path(path: Path) -> str | None:
 
 
 _GLOB_CHARACTER = re.compile(r"[\[\]*?{}]")
+
+
+# stage.files.mtime_ns is a BIGINT: nanoseconds since 1970 fit until 2262-04-11
+_MTIME_NS_RANGE = (-2**63, 2**63 - 1)
+
+
+def stored_mtime_ns(status: os.stat_result) -> int:
+    """``status.st_mtime_ns`` within a BIGINT: a file stamped after 2262 (``touch -d 2300-01-01``, a clock gone
+    wrong) stopped the whole run ("Python int too large to convert to C long"); it is staged, stamped 2262-04-11."""
+    return min(max(status.st_mtime_ns, _MTIME_NS_RANGE[0]), _MTIME_NS_RANGE[1])

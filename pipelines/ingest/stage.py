@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 
 from pipelines.ingest import body_chunks, cache_models, containers, fingerprints, formats, generations, objectstore
 from pipelines.lib import faults, prices, progress
-from pipelines.ingest.discover import LogFile, duckdb_literal_path
+from pipelines.ingest.discover import LogFile, duckdb_literal_path, stored_mtime_ns
 from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, NEWLINE, Unreadable, malformed_json_excerpt,
                                       read_head, read_line_ranges, read_records, read_tail)
 from pipelines.lib.sql import params_for, statement
@@ -334,7 +334,7 @@ def _stage_changed_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], p
                                    note=GONE_NOTE.format(kept="its earlier rows are kept" if before else "nothing staged")))
             continue
         same_file = _same_identity(status, log.device, log.inode)  # (not an object's copy, nor replaced)
-        now.append(replace(log, size_bytes=status.st_size, mtime_ns=status.st_mtime_ns) if same_file else log)
+        now.append(replace(log, size_bytes=status.st_size, mtime_ns=stored_mtime_ns(status)) if same_file else log)
     results = _stage_batch(conn, now, plan, earliest, latest, fast_lane=False) if now else []
     return [replace(r, note=CHANGED_NOTE.format(how=how)) if r.source_file == name else r for r in results] + gone
 

@@ -186,3 +186,21 @@ def test_materializing_a_day_twice_leaves_identical_tables(tmp_path):
     assert snapshot(db) == before
     run_pipeline(tmp_path, tmp_path / "logs")  # and a whole second run (files unchanged) too
     assert snapshot(db) == before
+
+
+def test_a_file_stamped_after_2262_is_staged_not_a_stopped_run(tmp_path):
+    # a modification time past what a BIGINT of nanoseconds holds (touch -d 2300-01-01, a clock gone wrong) stopped
+    # every run with "Python int too large to convert to C long"; it is stored as the largest, and a second run
+    # finds the file unchanged
+    import os
+
+    path = write_jsonl(tmp_path / "logs" / "usage.jsonl", [
+        {"ts": "2026-11-20T09:00:00Z", "provider": "openai", "model": "gpt-4o", "request_id": "r1",
+         "response": {"usage": {"prompt_tokens": 10, "completion_tokens": 1}}}])
+    stamp = 10_413_792_000 * 10**9  # 2300-01-01T00:00:00Z in ns: above 2**63 - 1
+    os.utime(path, ns=(stamp, stamp))
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    assert query(db, "select rows_accepted, mtime_ns from stage.files") == [(1, 2**63 - 1)]
+    staged = query(db, "select staged_at from stage.files")
+    run_pipeline(tmp_path, tmp_path / "logs")
+    assert query(db, "select staged_at from stage.files") == staged  # unchanged: not read again
