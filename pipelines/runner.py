@@ -67,6 +67,7 @@ def configure(logs: Path | str | None, db: Path | str, prices: Path | None, foll
     logs = DEFAULT_LOGS if logs is None else logs
     target = warehouse.resolved(db)
     if not lake.is_lake(target):
+        warehouse.refuse_foreign_file(Path(target))
         warehouse.refuse_shared_snapshot(Path(target))  # before a run, never before a read
     os.environ["CACHEMETER_LOGS"] = str(logs) if objectstore.is_remote(logs) else str(Path(logs).resolve())
     os.environ["CACHEMETER_DB"] = target

@@ -122,7 +122,8 @@ def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | No
     Read-only connections get ``TimeZone = 'UTC'``, the memory limit (``memory_limit``, else
     ``CACHEMETER_MEMORY_LIMIT``, else 1GB) and no access outside the warehouse, all locked for the
     session (a caller bounds a statement's time with ``time_limit``). Raises ``FileNotFoundError``
-    when a read-only open targets a warehouse that does not exist yet, ``duckdb.Error`` for a memory
+    when a read-only open targets a warehouse that does not exist yet, ``NotAWarehouseError`` for an SQLite
+    file (DuckDB would try to download its SQLite reader), ``duckdb.Error`` for a memory
     limit DuckDB cannot read, and ``lake.LakeError`` for a missing DuckLake extension package.
     """
     if lake.is_lake(db_path):
@@ -130,6 +131,8 @@ def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | No
     if as_of is not None:
         raise ValueError(f"--as-of reads an earlier DuckLake snapshot: {db_path} is a DuckDB file, which keeps none")
     path = Path(resolved(db_path))
+    if _file_kind(path) == "sqlite":  # DuckDB would try to download its SQLite reader to open it
+        raise NotAWarehouseError(f"{db_path} is an SQLite database, not a DuckDB warehouse file")
     if read_only:
         if not path.exists():
             raise FileNotFoundError(f"warehouse {path} does not exist yet: run `cachemeter run` first")
@@ -235,11 +238,32 @@ def refuse_shared_snapshot(path: Path) -> None:
 
 def _is_duckdb_file(path: Path) -> bool:
     """Whether ``path`` is a regular file opening with DuckDB's header (the magic ``DUCK`` at byte 8)."""
+    return _file_kind(path) == "duckdb"
+
+
+def _file_kind(path: Path) -> str | None:
+    """What the regular file ``path`` holds by its first bytes: ``duckdb`` (the magic ``DUCK`` at byte 8),
+    ``sqlite`` (``SQLite format 3``), ``empty``, ``other``; None when it is no regular file or cannot be read."""
     try:
+        if not path.is_file():
+            return None
         with path.open("rb") as handle:
-            return path.is_file() and handle.read(12)[8:12] == b"DUCK"
+            head = handle.read(16)
     except OSError:
-        return False
+        return None
+    if not head:
+        return "empty"
+    return "duckdb" if head[8:12] == b"DUCK" else "sqlite" if head == b"SQLite format 3\0" else "other"
+
+
+def refuse_foreign_file(path: Path) -> None:
+    """Raises ``ValueError`` when ``path`` exists and is not a DuckDB file (an SQLite database, a log, a CSV): DuckDB
+    would try to download its SQLite reader to open one, or fail deep inside a run. A missing or empty file is fine
+    (a run creates the warehouse)."""
+    kind = _file_kind(path)
+    if kind in ("sqlite", "other"):
+        what = "an SQLite database" if kind == "sqlite" else "not a DuckDB file"
+        raise ValueError(f"--db {path} is {what}: give a cachemeter warehouse (a DuckDB file) or a new file name")
 
 
 def for_readers(db_path: str | Path) -> str | Path:

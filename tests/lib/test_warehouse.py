@@ -179,6 +179,20 @@ def test_open_for_reading_names_what_db_is_when_it_is_not_a_warehouse(tmp_path):
             warehouse.open_for_reading(tmp_path / name)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         warehouse.open_for_reading(tmp_path / "none.duckdb")
+    # an SQLite file: DuckDB tried to download its SQLite reader ("Failed to download extension ...")
+    import sqlite3
+    with sqlite3.connect(tmp_path / "lake.db") as lite:
+        lite.execute("create table t (x)")
+    with pytest.raises(warehouse.NotAWarehouseError, match="is an SQLite database, not a DuckDB warehouse file"):
+        warehouse.open_for_reading(tmp_path / "lake.db")
+    with pytest.raises(warehouse.NotAWarehouseError, match="is an SQLite database"):  # `cachemeter sql` opens so
+        warehouse.connect(tmp_path / "lake.db", read_only=True)
+    with pytest.raises(ValueError, match="is an SQLite database: give a cachemeter warehouse"):
+        warehouse.refuse_foreign_file(tmp_path / "lake.db")
+    with pytest.raises(ValueError, match="is not a DuckDB file"):
+        warehouse.refuse_foreign_file(tmp_path / "text.duckdb")
+    for fine in ("plain.duckdb", "none.duckdb"):  # a DuckDB file, or none yet: a run may go on
+        warehouse.refuse_foreign_file(tmp_path / fine)
     # someone else's file with a core.usage: named, not a Catalog Error from whichever table a command reads first
     with duckdb.connect(str(tmp_path / "partial.duckdb")) as conn:
         conn.execute("create schema core; create table core.usage (x int)")
