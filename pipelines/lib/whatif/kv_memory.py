@@ -77,11 +77,16 @@ def load_model_config(name_or_path: str | Path) -> ModelConfig:
     return _config(path, raw)
 
 
+MAX_COUNT = 2**53  # the largest integer a float holds exactly
+
+
 def _config(path: Path, raw: dict) -> ModelConfig:
     def count(field: str, default=None) -> int:
         value = raw.get(field, default)
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ModelConfigError(f"{path}: {field} must be a positive integer, got {value!r}")
+        if value > MAX_COUNT:  # the estimates are floats: a larger count overflowed one (an unexpected error)
+            raise ModelConfigError(f"{path}: {field} ({len(str(value))} digits) is beyond any model (at most 2**53)")
         return value
 
     layers = count("num_hidden_layers")
