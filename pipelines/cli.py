@@ -430,6 +430,12 @@ def main() -> None:
             if _debugging():
                 raise
             first = (str(exc).strip().splitlines() or [""])[0]
+            if type(exc).__name__ in ("BinderException", "CatalogException") and "duckdb" in type(exc).__module__:
+                # a DuckDB file with cachemeter's table names but other columns, or a warehouse of a newer release
+                err_console.print(f"[red]error:[/red] the warehouse lacks what this command reads ({escape(first)}): "
+                                  "give --db a warehouse `cachemeter run` built (a run brings an older one up to date)",
+                                  soft_wrap=True)
+                raise SystemExit(1) from exc
             err_console.print(f"[red]error:[/red] {escape(f'{type(exc).__name__}: {first}' if first else type(exc).__name__)}",
                               soft_wrap=True)
             err_console.print("[dim]an unexpected error: set CACHEMETER_DEBUG=1 to see where it came from, and please "

@@ -398,6 +398,29 @@ def test_an_unexpected_error_is_one_line_and_the_traceback_only_on_request(monke
             cli.main()
 
 
+def test_a_warehouse_with_other_columns_is_named_not_an_unexpected_error(tmp_path, monkeypatch, capsys):
+    # a DuckDB file with every table a reader opens but other columns gave "BinderException ... an unexpected error"
+    import sys
+
+    import duckdb
+
+    from pipelines import cli
+    from pipelines.lib import warehouse
+
+    with duckdb.connect(str(tmp_path / "odd.duckdb")) as conn:
+        for name in warehouse.READERS_TABLES:
+            schema, table = name.split(".")
+            conn.execute(f"create schema if not exists {schema}; create table {name} (x int)")
+    monkeypatch.setattr(sys, "argv", ["cachemeter", "report", "--db", str(tmp_path / "odd.duckdb"),
+                                      "--out", str(tmp_path / "r.html")])
+    monkeypatch.delenv("CACHEMETER_DEBUG", raising=False)
+    with pytest.raises(SystemExit) as ended:
+        cli.main()
+    err = capsys.readouterr().err
+    assert ended.value.code == 1 and "Traceback" not in err and "unexpected" not in err
+    assert err.startswith("error: the warehouse lacks what this command reads (Binder Error:")
+
+
 def one_request_log(logs):
     return write_jsonl(logs / "usage.jsonl", [{"ts": "2026-11-20T09:00:00Z", "provider": "openai", "model": "gpt-4o",
                                                "request_id": "r1", "response": {"usage": {"prompt_tokens": 10,
