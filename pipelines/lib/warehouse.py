@@ -80,7 +80,7 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
     ``core.usage_costs.list_cost_usd`` are marked pending (repriced), as are days whose ``marts.prefix_families``
     rows predate their day sums for the rules and the report (rebuilt), as are days whose
     ``marts.whatif_cache_ttl`` rows were replayed before the replay was anchored on the log, and days whose
-    ``data_quality`` alerts were judged file-wide. Each move is
+    ``data_quality`` alerts were judged file-wide or without the files that have no good line. Each move is
     safe to repeat: an older release may open the warehouse again and re-create the old table.
     """
     legacy = conn.execute("select count(*) from duckdb_tables() where database_name = current_database() "
@@ -93,6 +93,7 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute(statement("migrations/prefix_families__rebuild_without_day_sums"))
     conn.execute(statement("migrations/whatif_cache_ttl__replay_anchored_on_the_log"))
     conn.execute(statement("migrations/cache_alerts__replace_file_wide_data_quality"))
+    conn.execute(statement("migrations/cache_alerts__judge_unaccepted_files"))
 
 
 def _macro_statements() -> list[str]:

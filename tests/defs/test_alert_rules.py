@@ -103,6 +103,23 @@ def test_a_file_with_no_good_line_moves_as_logs_arrive_and_leaves_no_day_countin
     assert alerts(db, "data_quality") == alerts(run_pipeline(tmp_path / "again", logs), "data_quality")
 
 
+def test_a_warehouse_judged_without_files_of_no_good_line_is_judged_again(tmp_path):
+    # a warehouse built before such files were placed has no alert for them: the first run of this release judges
+    # the days their lines count on again (sql/migrations/cache_alerts__judge_unaccepted_files.sql)
+    import duckdb
+
+    write_day(tmp_path / "logs", 20)
+    written(write_jsonl(tmp_path / "logs" / "new-format.jsonl", ['{"usage_v2": {"in": 1}}'] * 40), "2026-11-20 18:00")
+    db = run_pipeline(tmp_path, tmp_path / "logs")
+    judged = alerts(db, "data_quality")
+    assert [(r[0], r[3]) for r in judged] == [(date(2026, 11, 20), 40 / 190)]
+    with duckdb.connect(str(db)) as conn:  # as an older release left it
+        conn.execute("delete from marts.cache_alerts where rule = 'data_quality'")
+        conn.execute("delete from stage.definitions_version")
+    run_pipeline(tmp_path, tmp_path / "logs")  # the logs unchanged: only the migration marks the day
+    assert alerts(db, "data_quality") == judged
+
+
 def write_day(logs, day: int, n: int = 150):
     """One log file of ``n`` good OpenAI records on 2026-11-<day>, last written at the end of that day."""
     return written(write_jsonl(logs / f"good-{day}.jsonl", openai_rows(date(2026, 11, day), n, 2000)), f"2026-11-{day} 23:59")
