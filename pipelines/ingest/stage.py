@@ -625,7 +625,7 @@ def _publish(conn: duckdb.DuckDBPyConnection, batch_files: pa.Table | list, mode
         conn.execute(statement("ingest/file_rows__create"))
         conn.execute(statement("ingest/fast_items__create"))
         batch_files = pa.table({"source_file": pa.array([], pa.string()), "base": pa.array([], pa.int64()),
-                                "span": pa.array([], pa.int64()), "mtime_ns": pa.array([], pa.int64())})
+                                "span": pa.array([], pa.int64())})
         _create_staged_items(conn, batch_files, 0)
         conn.execute(statement("ingest/file_fingerprints__create"))
     predecessors = pa.table({
