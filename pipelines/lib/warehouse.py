@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 import hashlib
+import math
 import re
 import threading
 import time
@@ -132,11 +133,16 @@ def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | No
     if as_of is not None:
         raise ValueError(f"--as-of reads an earlier DuckLake snapshot: {db_path} is a DuckDB file, which keeps none")
     path = Path(resolved(db_path))
-    if _file_kind(path) == "sqlite":  # DuckDB would try to download its SQLite reader to open it
+    kind = _file_kind(path)
+    if kind == "sqlite":  # DuckDB would try to download its SQLite reader to open it
         raise NotAWarehouseError(f"{db_path} is an SQLite database, not a DuckDB warehouse file")
     if read_only:
+        if path.is_dir():
+            raise NotAWarehouseError(f"{db_path} is a folder: --db takes a warehouse file (e.g. warehouse/cachemeter.duckdb)")
         if not path.exists():
             raise FileNotFoundError(f"warehouse {path} does not exist yet: run `cachemeter run` first")
+        if kind == "empty":  # DuckDB: "The file ... exists, but it is not a valid DuckDB database file!"
+            raise NotAWarehouseError(f"{db_path} is an empty file, not a warehouse: `cachemeter run --db {db_path}` builds one")
         return _locked_for_reading(duckdb.connect(str(path), read_only=True), memory_limit)
     path.parent.mkdir(parents=True, exist_ok=True)
     return prepare(duckdb.connect(str(path), config=CONNECTION_CONFIG))
@@ -222,16 +228,23 @@ def refuse_schema_name(path: Path) -> None:
 def refuse_shared_snapshot(path: Path) -> None:
     """Raises ``ValueError`` when a run of the warehouse ``path`` would publish over another warehouse: a file named
     like a snapshot (``a.snapshot.duckdb``: a run of ``a.duckdb`` beside it replaces it), or ``a`` beside a DuckDB
-    file ``a.duckdb`` (or the reverse), which both publish ``a.snapshot.duckdb`` and ``a.report.html``. Checked
-    before a run opens the file; reading is never refused."""
+    file ``a.duckdb`` (or the reverse), which both publish ``a.snapshot.duckdb`` and ``a.report.html``, or a file
+    another warehouse's run writes or removes (``a.report.html``, ``report.html``, ``a.duckdb.wal``,
+    ``a.snapshot.duckdb.partial``). Checked before a run opens the file; reading is never refused."""
     name = path.name
-    for published in (".snapshot.duckdb", ".snapshot.duckdb.spare"):
+    for published in (".snapshot.duckdb", ".snapshot.duckdb.spare", ".snapshot.duckdb.partial"):
         if name.endswith(published) and name != published:
             raise ValueError(f"the warehouse file {name} is named like a snapshot: a run of "
                              f"{name[:-len(published)]}.duckdb beside it would replace it; name it otherwise")
+    for written, by in ((".report.html", "a warehouse's report"), (".wal", "DuckDB's write-ahead log of another file")):
+        if name.endswith(written) or name == written.lstrip("."):
+            raise ValueError(f"the warehouse file {name} is named like {by}: a run of the warehouse it belongs "
+                             f"to would replace or delete it; name it otherwise, e.g. ending in .duckdb")
     if name == ".duckdb":
         return
     twin = path.with_name(name[: -len(".duckdb")]) if name.endswith(".duckdb") else path.with_name(name + ".duckdb")
+    if _own_name(twin) != _own_name(path):  # c.duckdb.duckdb publishes c.duckdb.snapshot.duckdb, c.duckdb c.snapshot.duckdb
+        return
     if _is_duckdb_file(twin):
         raise ValueError(f"{name} and {twin.name} in one folder would publish one snapshot "
                          f"({snapshot_path(path).name}) and one report; give this warehouse another name or folder")
@@ -259,9 +272,12 @@ def _file_kind(path: Path) -> str | None:
 
 def refuse_foreign_file(path: Path) -> None:
     """Raises ``ValueError`` when ``path`` exists and is not a DuckDB file (an SQLite database, a log, a CSV): DuckDB
-    would try to download its SQLite reader to open one, or fail deep inside a run. A missing or empty file is fine
-    (a run creates the warehouse)."""
+    would try to download its SQLite reader to open one, or fail deep inside a run. A missing file is fine (a run
+    creates the warehouse); so is an empty one (``touch w.duckdb``), which is removed here so the run can create it
+    (DuckDB refuses to open an empty file: "not a valid DuckDB database file")."""
     kind = _file_kind(path)
+    if kind == "empty":
+        path.unlink()
     if kind in ("sqlite", "other"):
         what = "an SQLite database" if kind == "sqlite" else "not a DuckDB file"
         raise ValueError(f"--db {path} is {what}: give a cachemeter warehouse (a DuckDB file) or a new file name")
@@ -290,9 +306,7 @@ def open_for_reading(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     source = for_readers(db_path)
     if not lake.is_lake(source):
         path = Path(source)
-        if path.is_dir():
-            raise NotAWarehouseError(f"{db_path} is a folder: --db takes a warehouse file (e.g. warehouse/cachemeter.duckdb)")
-        if not path.exists():
+        if not path.exists():  # a folder and an empty file: connect says so
             raise FileNotFoundError(f"warehouse {db_path} does not exist: `cachemeter run --db {db_path}` builds it")
     try:
         conn = connect(source, read_only=True)
@@ -382,12 +396,12 @@ def held_for_run(db_path: str | Path, wait_seconds: float = 0, poll_seconds: flo
 
 @contextmanager
 def time_limit(conn: duckdb.DuckDBPyConnection, seconds: float | None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Interrupt ``conn``'s statement when the block runs longer than ``seconds`` (None or 0: no limit); the
+    """Interrupt ``conn``'s statement when the block runs longer than ``seconds`` (None, 0 or inf: no limit); the
     statement then raises ``duckdb.InterruptException``.
 
     A timer calling ``conn.interrupt()``, because DuckDB 1.5 has no ``max_execution_time`` setting.
     """
-    timer = threading.Timer(seconds, conn.interrupt) if seconds else None
+    timer = threading.Timer(seconds, conn.interrupt) if seconds and math.isfinite(seconds) else None  # inf: none
     if timer:
         timer.daemon = True
         timer.start()

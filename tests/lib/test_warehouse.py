@@ -193,6 +193,19 @@ def test_open_for_reading_names_what_db_is_when_it_is_not_a_warehouse(tmp_path):
         warehouse.refuse_foreign_file(tmp_path / "text.duckdb")
     for fine in ("plain.duckdb", "none.duckdb"):  # a DuckDB file, or none yet: a run may go on
         warehouse.refuse_foreign_file(tmp_path / fine)
+    # an empty file (`touch w.duckdb`): reading names it (DuckDB said "not a valid DuckDB database file"); a run
+    # removes it and builds the warehouse there
+    (tmp_path / "empty.duckdb").touch()
+    with pytest.raises(warehouse.NotAWarehouseError, match="is an empty file, not a warehouse: `cachemeter run --db"):
+        warehouse.connect(tmp_path / "empty.duckdb", read_only=True)
+    with pytest.raises(warehouse.NotAWarehouseError, match="is an empty file"):
+        warehouse.open_for_reading(tmp_path / "empty.duckdb")
+    warehouse.refuse_foreign_file(tmp_path / "empty.duckdb")
+    assert not (tmp_path / "empty.duckdb").exists()
+    warehouse.connect(tmp_path / "empty.duckdb").close()  # the run's own open now creates it
+    assert (tmp_path / "empty.duckdb").stat().st_size > 0
+    with pytest.raises(warehouse.NotAWarehouseError, match="is a folder"):  # `cachemeter sql --db <folder>`
+        warehouse.connect(tmp_path / "folder", read_only=True)
     # someone else's file with a core.usage: named, not a Catalog Error from whichever table a command reads first
     with duckdb.connect(str(tmp_path / "partial.duckdb")) as conn:
         conn.execute("create schema core; create table core.usage (x int)")
@@ -258,6 +271,15 @@ def test_a_run_refuses_a_warehouse_that_would_publish_over_another(tmp_path, mon
     duckdb.connect(str(tmp_path / "c")).close()
     with pytest.raises(ValueError, match="c.duckdb and c in one folder"):
         warehouse.refuse_shared_snapshot(tmp_path / "c.duckdb")
+    # c.duckdb publishes c.snapshot.duckdb, c.duckdb.duckdb c.duckdb.snapshot.duckdb: apart (found by a break test,
+    # which had it refused only when c.duckdb.duckdb was created second)
+    duckdb.connect(str(tmp_path / "c.duckdb")).close()
+    warehouse.refuse_shared_snapshot(tmp_path / "c.duckdb.duckdb")
+    # files another warehouse's run replaces or deletes: its report, DuckDB's write-ahead log, a snapshot being written
+    for name, like in (("w.report.html", "a warehouse's report"), ("report.html", "a warehouse's report"),
+                       ("u.duckdb.wal", "DuckDB's write-ahead log"), ("v.snapshot.duckdb.partial", "a snapshot")):
+        with pytest.raises(ValueError, match=f"the warehouse file {name} is named like {like}"):
+            warehouse.refuse_shared_snapshot(tmp_path / name)
     # a run is refused before it opens the file; reading a snapshot by name is not
     from pipelines import runner
     for name in ("CACHEMETER_LOGS", "CACHEMETER_DB"):
