@@ -143,6 +143,12 @@ def test_sql_stops_a_query_past_its_time_limit_with_one_line(tmp_path):
         assert time.monotonic() - started < 60
     quick = cachemeter("sql", "select 42 as n", "--db", str(db), "--format", "json", "--timeout", "30", cwd=tmp_path)
     assert quick.returncode == 0 and json.loads(quick.stdout) == [{"n": 42}]
+    # a blank variable is unset (typer refused " " as a float); inf is no limit (threading.Timer overflowed on it)
+    for args, env in (([], {"CACHEMETER_SQL_TIMEOUT": " "}), (["--timeout", "inf"], {})):
+        quick = cachemeter("sql", "select 42 as n", "--db", str(db), "--format", "json", *args, cwd=tmp_path, env=env)
+        assert quick.returncode == 0 and json.loads(quick.stdout) == [{"n": 42}], quick.stderr
+    bad = cachemeter("sql", "select 42 as n", "--db", str(db), cwd=tmp_path, env={"CACHEMETER_SQL_TIMEOUT": "-3"})
+    assert bad.returncode == 2 and "CACHEMETER_SQL_TIMEOUT='-3' is not a number of seconds" in bad.stderr
 
 
 def test_sql_limits_cannot_be_lifted_from_inside_the_query(tmp_path):

@@ -207,7 +207,7 @@ def values(config: Mapping, environ: Mapping[str, str] | None = None) -> dict[st
     out: dict[str, object] = {}
     for option in FILE_OPTIONS:
         raw = environ.get(option.env)
-        if raw in (None, ""):
+        if raw is None or not str(raw).strip():  # a blank variable (CACHEMETER_X=" ") is unset
             raw = _lookup(config, option.key)
         out[option.name] = option.default if raw is None else option.parse(raw)
     return out
