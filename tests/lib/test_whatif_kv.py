@@ -60,6 +60,7 @@ def test_fp8_kv_and_multi_head_defaults(tmp_path):
     ('{"num_hidden_layers": 2, "num_key_value_heads": 8, "head_dim": 128, "num_parameters": 1' + "0" * 400 + "}",
      r"num_parameters \(401 digits\) is beyond any model"),  # an OverflowError reached the last-resort line
     ('{"num_hidden_layers": 2, "head_dim": 64, "num_key_value_heads": 2, "torch_dtype": "int3"}', "unknown torch_dtype"),
+    ("[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),  # json.loads's RecursionError: an unexpected error
 ])
 def test_bad_model_configs_name_the_file_and_field(tmp_path, content, message):
     path = tmp_path / "bad.json"

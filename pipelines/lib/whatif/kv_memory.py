@@ -69,6 +69,8 @@ def load_model_config(name_or_path: str | Path) -> ModelConfig:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelConfigError(f"{path}: not a readable JSON model config ({exc})") from exc
+    except RecursionError as exc:  # json.loads recurses once per nesting level
+        raise ModelConfigError(f"{path}: not a model config: JSON nested too deeply") from exc
     if not isinstance(raw, dict):
         raise ModelConfigError(f"{path}: a model config is a JSON object (a Hugging Face config.json)")
     raw = raw.get("text_config", raw) if "num_hidden_layers" not in raw else raw  # multimodal configs nest it
