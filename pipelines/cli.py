@@ -170,24 +170,6 @@ def progress_listener(bar: Progress, task) -> progress.Listener:
     return listener
 
 
-def _sql_timeout(value: float | None) -> float:
-    """``--timeout``, else ``CACHEMETER_SQL_TIMEOUT`` (blank counts as unset, as for every setting), else the
-    declared default, in seconds. Raises ``typer.BadParameter`` (a one-line usage error) for a variable that is not
-    a non-negative number (typer's own ``envvar=`` took ``" "`` for a value and refused it)."""
-    if value is not None:
-        return value
-    raw = os.environ.get("CACHEMETER_SQL_TIMEOUT", "")
-    if not raw.strip():
-        return SQL_TIMEOUT_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:  # also NaN
-        raise typer.BadParameter(f"CACHEMETER_SQL_TIMEOUT={raw!r} is not a number of seconds (0 = no limit)")
-    return value
-
-
 @app.command()
 def sql(
     query: str = typer.Argument(..., help="A SELECT (or other read-only) statement in DuckDB SQL."),
@@ -198,9 +180,8 @@ def sql(
                               "(fails while a run holds the file)."),
     memory_limit: str = typer.Option(None, "--memory-limit", show_default=False,
                                      help="DuckDB memory for the query, e.g. 4GB. Default: $CACHEMETER_MEMORY_LIMIT, else 1GB."),
-    timeout: float = typer.Option(None, "--timeout", min=0, callback=_sql_timeout, show_default=False,
-                                  help="Seconds the query may run (0 = no limit). "
-                                  f"Default: $CACHEMETER_SQL_TIMEOUT, else {SQL_TIMEOUT_SECONDS:g}."),
+    timeout: float = typer.Option(SQL_TIMEOUT_SECONDS, "--timeout", envvar="CACHEMETER_SQL_TIMEOUT", min=0,
+                                  help="Seconds the query may run (0 = no limit)."),
     as_of: str = typer.Option(None, "--as-of", show_default=False,
                               help="DuckLake only: answer from an earlier snapshot, by id (see "
                               "`select * from ducklake_snapshots('lake')`) or time ('2026-11-20 08:00:00+00')."),
@@ -442,6 +423,7 @@ def _print_summary(db: Path, result) -> None:
 def main() -> None:
     """Console-script entry point: runs the command; after ``run``, exits without the interpreter's teardown."""
     collector.own_process()
+    options.unset_blank_variables(os.environ)  # before typer reads --db, --logs, --days ... from them
     try:
         try:
             app()

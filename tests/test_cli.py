@@ -148,7 +148,11 @@ def test_sql_stops_a_query_past_its_time_limit_with_one_line(tmp_path):
         quick = cachemeter("sql", "select 42 as n", "--db", str(db), "--format", "json", *args, cwd=tmp_path, env=env)
         assert quick.returncode == 0 and json.loads(quick.stdout) == [{"n": 42}], quick.stderr
     bad = cachemeter("sql", "select 42 as n", "--db", str(db), cwd=tmp_path, env={"CACHEMETER_SQL_TIMEOUT": "-3"})
-    assert bad.returncode == 2 and "CACHEMETER_SQL_TIMEOUT='-3' is not a number of seconds" in bad.stderr
+    assert bad.returncode == 2 and "CACHEMETER_SQL_TIMEOUT" in bad.stderr and "greater than or equal to 0" in bad.stderr
+    # a blank CACHEMETER_DB is unset, not a warehouse file named " " (the default warehouse, which is not there)
+    blank_db = cachemeter("sql", "select 42 as n", cwd=tmp_path, env={"CACHEMETER_DB": "  "})
+    assert blank_db.returncode == 1 and blank_db.stderr == (
+        f"error: warehouse {tmp_path}/warehouse/cachemeter.duckdb does not exist yet: run `cachemeter run` first\n")
 
 
 def test_sql_limits_cannot_be_lifted_from_inside_the_query(tmp_path):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, MutableMapping
 
 
 # the spellings a boolean setting takes (YAML 1.1's, which a cachemeter.yaml writer may use, and 1/0)
@@ -195,6 +195,19 @@ def env_value(name: str, environ: Mapping[str, str] | None = None) -> object:
     option = BY_NAME[name]
     raw = (os.environ if environ is None else environ).get(option.env)
     return option.default if raw is None or not raw.strip() else option.parse(raw)
+
+
+def unset_blank_variables(environ: MutableMapping[str, str]) -> list[str]:
+    """Remove from ``environ`` every declared variable (``CACHEMETER_*`` and the providers' own) whose value is blank
+    (``CACHEMETER_DB=" "`` left by a template), so it counts as unset everywhere, as ``values`` and ``env_value``
+    already count it, and typer's ``envvar=`` options take their defaults instead of refusing ``" "`` (``--days``,
+    ``--parallel``, ``--timeout``) or naming a file ``" "`` (``--db``). Returns the names removed."""
+    declared = {o.env for o in OPTIONS}
+    blank = [name for name, value in environ.items()
+             if (name in declared or name.startswith("CACHEMETER_")) and not value.strip()]
+    for name in blank:
+        del environ[name]
+    return blank
 
 
 def values(config: Mapping, environ: Mapping[str, str] | None = None) -> dict[str, object]:

@@ -68,5 +68,8 @@ def test_a_variable_overrides_the_file_and_a_bad_value_names_the_setting(monkeyp
         options.values({"alerts": {"data_quality": {"min_records": 2.5}}}, environ={})
     # a blank variable (CACHEMETER_X=" " left by a template) is unset: the file's value stands, not "' ' is not a float"
     assert options.values(config, environ={"CACHEMETER_ALERT_MIN_DROP": "  "})["alert_min_drop"] == 0.3
+    environ = {"CACHEMETER_DB": " ", "CACHEMETER_REPORT_DAYS": "", "CACHEMETER_LOGS": "logs", "OTHER": " "}
+    assert options.unset_blank_variables(environ) == ["CACHEMETER_DB", "CACHEMETER_REPORT_DAYS"]
+    assert environ == {"CACHEMETER_LOGS": "logs", "OTHER": " "}
     monkeypatch.setenv("CACHEMETER_INCIDENT_RECOVERY_DAYS", "4")
     assert CachemeterSettings.from_env().incident_thresholds().recovery_days == 4
