@@ -49,7 +49,8 @@ class LogFile:
 
     ``relative`` is always valid UTF-8 (a name that is not is shown with ``\\xNN`` escapes for its
     undecodable bytes); ``path`` is the name on disk. ``device``, ``inode``, ``size_bytes`` and
-    ``mtime_ns`` are the file's (a symlink's target's) status when it was found. ``error`` is set for
+    ``mtime_ns`` are the file's (a symlink's target's) status when it was found (an object's: its key's and listing's,
+    ``local`` False). ``error`` is set for
     an entry that cannot be read at all (a folder that cannot be listed, a file that cannot be
     opened): the reason, quarantined as one record of that entry.
     """
@@ -62,6 +63,7 @@ class LogFile:
     size_bytes: int = 0
     mtime_ns: int = 0
     error: str | None = None
+    local: bool = True  # False for an object's copy (objectstore.Bucket): this run's own file, which cannot change
 
     defaults_sha: str | None = None  # hash of the folder defaults that apply (an edited source.yaml re-stages the file)
 

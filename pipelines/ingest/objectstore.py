@@ -191,13 +191,13 @@ class Bucket:
             try:
                 defaults = defaults_for(relative.rpartition("/")[0])
             except SourceConfigError as exc:  # this folder's objects only, as discover does for a local folder
-                found.append(LogFile(path=self.mirror / str(number) / name, relative=safe_name(relative),
+                found.append(LogFile(path=self.mirror / str(number) / name, relative=safe_name(relative), local=False,
                                      error=f"bad source.yaml, so not read until it is fixed: {exc}"))
                 continue
             self._keys[safe_name(relative)] = info.path
             found.append(LogFile(path=self.mirror / str(number) / name, relative=safe_name(relative), defaults=defaults,
                                  defaults_sha=defaults_sha(defaults), device=device, inode=_identity(info.path),
-                                 size_bytes=info.size or 0, mtime_ns=info.mtime_ns or 0))
+                                 size_bytes=info.size or 0, mtime_ns=info.mtime_ns or 0, local=False))
         return found
 
     def _source_yaml(self, relative: str) -> dict:

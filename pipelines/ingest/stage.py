@@ -210,6 +210,7 @@ class _FileChanged(Exception):
     ``args[0]``: its relative name, ``args[1]``: how."""
 
 
+REREADS = 2  # times a batch is read again when a file changes while it is read (a log rotated twice in one run)
 GONE_NOTE = "renamed or deleted while it was read: {kept}; a renamed file is staged under its new name by the next run"
 CHANGED_NOTE = ("changed while it was read ({how}: rotated, truncated or rewritten); read again once, by the "
                 "general reader, which reads each line once")
@@ -261,6 +262,29 @@ def _found_here(log: LogFile) -> bool:
     return _same_identity(status, log.device, log.inode)
 
 
+def _replaced_since_found(segment: _Segment) -> str | None:
+    """How the file named ``segment.log.path`` is no longer the file found (another file under its name, shorter than
+    when found, gone), or None. Asked after the batch's reads, its head and tail among them: these are read by name,
+    and a log rotated meanwhile (``mv a a.1`` then a new ``a``, or copytruncate) gave the old file's identity and
+    rows the new file's head and tail, so the next run took the rotated file for another and quarantined its rows as
+    duplicates of themselves (a break test). Then the batch is read again as it is now (``_stage_changed_batch``).
+    A file the lane read is compared with the bytes it read (``_changed_since``); an object's copy cannot change."""
+    log = segment.log
+    if log.error or not log.local:
+        return None
+    if segment.lane_read is not None:  # lines appended since are no change: these rows are not read again
+        return _changed_since(log.path, replace(segment.lane_read, whole=False))
+    try:
+        status = os.stat(log.path)
+    except OSError as exc:
+        return f"no longer readable: {exc.strerror or exc}"
+    if not _same_identity(status, log.device, log.inode):
+        return "replaced by another file"
+    if status.st_size < log.size_bytes:
+        return "truncated"
+    return None
+
+
 def _same_identity(status: os.stat_result, device: int | None, inode: int | None) -> bool:
     """Whether ``status`` is of the file with this device and inode (a file's identity across renames)."""
     return (status.st_dev, status.st_ino) == (device, inode)
@@ -282,8 +306,10 @@ class _Segment:
 
 
 def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: generations.Plan, earliest: date,
-                 latest: datetime | None, fast_lane: bool) -> list[FileResult]:
-    """Read and normalise ``logs`` (same defaults) in one pass and publish them in one transaction."""
+                 latest: datetime | None, fast_lane: bool, rereads: int = REREADS) -> list[FileResult]:
+    """Read and normalise ``logs`` (same defaults) in one pass and publish them in one transaction. A file that
+    changes while it is read has the batch read again as it is now (``_stage_changed_batch``), at most ``rereads``
+    times; the last read is published as read."""
     defaults = logs[0].defaults
     params = {
         "source_file": BATCH_MARKER,
@@ -307,13 +333,13 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
         with tempfile.TemporaryDirectory(prefix="cachemeter-stage-") as scratch:  # a gzip file's text, read by the lane
             progress.doing("normalising records")
             lane_offset, again = _batch_lane(conn, segments, params, plan.heads, Path(scratch)) if fast_lane else (0, None)
-            return _stage_segments(conn, logs, segments, plan, params, defaults, lane_offset, again)
+            return _stage_segments(conn, logs, segments, plan, params, defaults, lane_offset, again, rereads > 0)
     except _FileChanged as changed:  # nothing of the batch is published yet: read it again, each line once
-        return _stage_changed_batch(conn, logs, plan, earliest, latest, *changed.args)
+        return _stage_changed_batch(conn, logs, plan, earliest, latest, *changed.args, rereads=rereads - 1)
 
 
 def _stage_changed_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: generations.Plan, earliest: date,
-                         latest: datetime | None, name: str, how: str) -> list[FileResult]:
+                         latest: datetime | None, name: str, how: str, rereads: int) -> list[FileResult]:
     """``_stage_batch`` again, by the general reader, of a batch whose file ``name`` changed while it was read
     (``how``): each file as it is now (its status taken again, so the next run compares the file with what was
     staged), but a file gone meanwhile, which keeps what an earlier run staged of it (as a file deleted between
@@ -333,14 +359,17 @@ def _stage_changed_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], p
             gone.append(FileResult(log.relative, *(before[0] if before else (0, 0, 0)), skipped=True,
                                    note=GONE_NOTE.format(kept="its earlier rows are kept" if before else "nothing staged")))
             continue
-        same_file = _same_identity(status, log.device, log.inode)  # (not an object's copy, nor replaced)
-        now.append(replace(log, size_bytes=status.st_size, mtime_ns=stored_mtime_ns(status)) if same_file else log)
-    results = _stage_batch(conn, now, plan, earliest, latest, fast_lane=False) if now else []
+        # a file replaced under its name (rotated) is staged as the file it is now: the rotated one is found by its
+        # identity under its new name by the next run; an object's copy cannot change
+        now.append(replace(log, device=status.st_dev, inode=status.st_ino, size_bytes=status.st_size,
+                           mtime_ns=stored_mtime_ns(status)) if log.local else log)
+    results = _stage_batch(conn, now, plan, earliest, latest, fast_lane=False, rereads=rereads) if now else []
     return [replace(r, note=CHANGED_NOTE.format(how=how)) if r.source_file == name else r for r in results] + gone
 
 
 def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segments: list[_Segment], plan: generations.Plan,
-                    params: dict, defaults: dict, lane_offset: int, again: pa.Table | None) -> list[FileResult]:
+                    params: dict, defaults: dict, lane_offset: int, again: pa.Table | None,
+                    check_found: bool = True) -> list[FileResult]:
     """``_stage_batch`` after the fast lane: the general normaliser for what it deferred or did not read, the
     fingerprints of every logged request body (``again``: the lane's lines to read again, ``_lane_reads``), then publish."""
     next_base = max((s.base + s.span for s in segments if s.in_lane), default=0)
@@ -448,6 +477,10 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         }), "ingest/file_rows__add_unreadable")
     _replay_traces(conn, params["block_size"], defaults, replays)
     heads = [None if s.error else _head(s.log, plan.heads) for s in segments]
+    tails = [None if head is None else _tail_sha(s.log) for s, head in zip(segments, heads)]
+    for segment in segments if check_found else []:  # head and tail were read by name: of the file found, or read again
+        if how := _replaced_since_found(segment):
+            raise _FileChanged(segment.log.relative, how)
     batch_files = pa.table({
         "source_file": [s.log.relative for s in segments],
         "base": pa.array([s.base for s in segments], pa.int64()),
@@ -459,7 +492,7 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         "inode": pa.array([None if s.error else s.log.inode for s in segments], pa.int64()),
         "head_bytes": pa.array([None if head is None else len(head) for head in heads], pa.int64()),
         "head_sha": pa.array([None if head is None else generations.head_sha(head) for head in heads], pa.string()),
-        "tail_sha": pa.array([None if head is None else _tail_sha(s.log) for s, head in zip(segments, heads)], pa.string()),
+        "tail_sha": pa.array(tails, pa.string()),
         "read_error": pa.array([s.error for s in segments], pa.string()),
     })
     progress.doing("publishing to core.usage")

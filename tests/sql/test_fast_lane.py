@@ -740,3 +740,60 @@ def test_a_file_staged_before_that_vanishes_while_it_is_read_again_keeps_its_row
     assert first[0] == [("day.jsonl", 12, 12, 0)]
     assert results == [("day.jsonl", 12, 12, 0), ("other.jsonl", 5, 5, 0)]
     assert sorted({row[0] for row in usage if row[19] == "day.jsonl"}) == sorted(row[0] for row in first[1])
+
+
+def _usage_records(count: int, prefix: str) -> list[str]:
+    """Clean fast-lane records without a request body (the lane reads them once; nothing is read again)."""
+    return [json.dumps({"ts": "2026-10-01T00:00:00Z", "tenant": "t", "app": "chat", "request_id": f"{prefix}-{i}",
+                        "response": {"model": "gpt-4o", "usage": {"prompt_tokens": 1200 + i, "completion_tokens": 5,
+                                                                   "prompt_tokens_details": {"cached_tokens": 1024}}}})
+            for i in range(count)]
+
+
+@pytest.mark.parametrize("batch", [False, True])  # a file staged alone; small files together
+@pytest.mark.parametrize("change", ["rotated", "copytruncate"])
+def test_a_log_rotated_while_the_lane_reads_it_is_staged_as_it_is_now_and_the_rotated_copy_next(
+        tmp_path, monkeypatch, change, batch):
+    """A break test: `mv day.jsonl day.jsonl.1` and a new day.jsonl (logrotate's create mode), or copytruncate, just
+    after the lane read the file. Its head and tail were then read by name from the new file and recorded with the old
+    file's identity, so the next run took day.jsonl.1 for a file never seen and quarantined all its rows as duplicates
+    of themselves. Now the change is found before publishing and the batch is read as it is now; the next run stages
+    the rotated copy, and the warehouse equals a fresh build of the folder (README: "an incremental warehouse equals
+    a fresh build")."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    day = logs / "day.jsonl"
+    day.write_text("\n".join(_usage_records(20, "old")) + "\n")
+    (logs / "other.jsonl").write_text("\n".join(_usage_records(5, "other")) + "\n")
+    monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 1 << 30 if batch else 0)
+    fresh = "\n".join(_usage_records(3, "new")) + "\n"
+
+    def rotate():
+        if change == "rotated":
+            day.rename(logs / "day.jsonl.1")
+            day.write_text(fresh)
+        else:
+            shutil.copy(day, logs / "day.jsonl.1")
+            with open(day, "r+") as handle:
+                handle.truncate(0)
+                handle.write(fresh)
+
+    lane = "_batch_lane" if batch else "_fast_lane"
+    real_lane, rotated = getattr(ingest, lane), []
+
+    def read_then_rotate(*args, **kwargs):
+        out = real_lane(*args, **kwargs)
+        if not rotated and (batch or args[1].relative == "day.jsonl"):
+            rotated.append(rotate())
+        return out
+
+    monkeypatch.setattr(ingest, lane, read_then_rotate)
+    first, _, _ = staged(tmp_path, logs, True, "w")
+    monkeypatch.setattr(ingest, lane, real_lane)
+    assert rotated and dict((r[0], r[1:]) for r in first)["day.jsonl"] == (3, 3, 0)  # the file as it is now
+    results, usage, quarantine = staged(tmp_path, logs, True, "w")
+    assert results == [("day.jsonl", 3, 3, 0), ("day.jsonl.1", 20, 20, 0), ("other.jsonl", 5, 5, 0)]
+    assert quarantine == []  # before: day.jsonl.1's 20 rows, "duplicate request_id"
+    truth = tmp_path / "truth"
+    shutil.copytree(logs, truth)
+    assert staged(tmp_path, truth, True, "truth")[1:] == (usage, quarantine)
