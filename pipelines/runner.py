@@ -100,8 +100,7 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
     with collector.paused():  # the definitions and Dagster's instance: most of the objects a run ever holds
         defs = load_defs()
         if instance is None and os.environ.get("DAGSTER_HOME"):
-            Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)  # Dagster requires it to exist
-            instance = dg.DagsterInstance.get()
+            instance = instance_of_home(Path(os.environ["DAGSTER_HOME"]))
         instance = instance or dg.DagsterInstance.ephemeral()
     dependent_days = CachemeterSettings.from_env().dependent_days
     workers = parallel_days.workers_for(os.environ["CACHEMETER_DB"])
@@ -141,6 +140,21 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
         if undelivered:
             raise NoticesNotDeliveredError(f"days {ranges[0][0]} .. {ranges[-1][1]}")
     return RunResult(ranges[0][0], ranges[-1][1], retried)
+
+
+def instance_of_home(home: Path) -> dg.DagsterInstance:
+    """Dagster's instance of ``home`` (``DAGSTER_HOME``, created if missing: Dagster requires it to exist), opened by
+    one process at a time. Opening creates or migrates its SQLite storage, which is not safe to do twice at once:
+    two runs started together on a new ``DAGSTER_HOME`` stopped with "table runs already exists" or "UNIQUE
+    constraint failed: alembic_version.version_num" (a break test: 3 of 6 pairs), before either reached the
+    warehouse lock that names the other run. An exclusive ``flock`` on ``home/.cachemeter-instance.lock`` around
+    the open: 0 of 8 pairs failed. Raises ``OSError`` when ``home`` cannot be created or written."""
+    import fcntl
+
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / ".cachemeter-instance.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        return dg.DagsterInstance.get()
 
 
 def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict, what: str,

@@ -69,3 +69,35 @@ def test_a_webhook_down_in_the_first_day_range_does_not_stop_the_next(monkeypatc
     with pytest.raises(runner.NoticesNotDeliveredError, match=r"^days 2026-10-02 .. 2026-11-15: built and published"):
         runner.run_pipeline(instance=__import__("dagster").DagsterInstance.ephemeral())
     assert built == ["days 2026-10-02 .. 2026-10-03", "days 2026-11-15 .. 2026-11-15"]  # before, only the first
+
+
+def test_two_runs_opening_a_new_dagster_home_at_once_both_get_its_instance(tmp_path):
+    """A break test: two `cachemeter run` started together on a new DAGSTER_HOME both created its SQLite storage, and
+    one stopped with "table runs already exists" (or "UNIQUE constraint failed: alembic_version.version_num"): 3 of 6
+    pairs of bare `DagsterInstance.get()` failed here. Opened under the home's lock, every pair opens it. Each pair
+    imports first, then opens at one signal (a file), so the two opens overlap."""
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    opener = ("import sys, time; from pathlib import Path; from pipelines import runner; home = Path(sys.argv[1]); "
+              "(home.parent / (home.name + sys.argv[2])).touch(); "
+              "[time.sleep(0.001) for _ in iter(lambda: (home.parent / (home.name + '.go')).exists(), True)]; "
+              "runner.instance_of_home(home).get_runs(limit=1); print('opened')")
+    for attempt in range(5):
+        home = tmp_path / f"home{attempt}"  # new each time: the race is in creating the storage
+        home.mkdir()
+        shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
+        pair = [subprocess.Popen([sys.executable, "-c", opener, str(home), f".ready{n}"], cwd=REPO,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env={"PATH": "/usr/bin:/bin", "DAGSTER_HOME": str(home)}) for n in range(2)]
+        deadline = time.monotonic() + 120
+        while not all((tmp_path / f"home{attempt}.ready{n}").exists() for n in range(2)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (tmp_path / f"home{attempt}.go").touch()
+        for process in pair:
+            out, err = process.communicate(timeout=300)
+            assert process.returncode == 0 and out == "opened\n", err[-2000:]
