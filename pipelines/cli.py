@@ -267,7 +267,7 @@ def report(
     try:
         with warehouse.open_for_reading(db) as conn:
             written = cache_report.write(conn, out, days)
-            unbuilt = warehouse.unbuilt_days_note(conn)
+            unbuilt = warehouse.unbuilt_days_note(conn, db)
     except (FileNotFoundError, warehouse.NotAWarehouseError) as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc

@@ -47,7 +47,7 @@ def focus(
         focus_export.check_request(out, first_day, last_day)  # before opening the warehouse
         with warehouse.open_for_reading(db) as conn:
             table = focus_export.export(conn, out, first_day, last_day)
-            unbuilt = warehouse.unbuilt_days_note(conn)
+            unbuilt = warehouse.unbuilt_days_note(conn, db)
             unpriced = focus_export.unpriced_requests(conn, first_day, last_day)
     except (focus_export.FocusExportError, FileNotFoundError, warehouse.NotAWarehouseError) as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")

@@ -115,6 +115,7 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
         if all_days:
             conn.execute(statement("core/pending_days__insert_all"))
         ranges = pending_ranges(conn, dependent_days)
+        warehouse.record_unbuilt_days(conn, os.environ["CACHEMETER_DB"])  # --all-days and migrations' days too
         if not ranges:  # nothing to validate (the side process's GX thread, if the CLI started one, is not waited for)
             _execute(defs, publish_job.name, instance, {}, "publishing the snapshot")
             return RunResult(None, None)

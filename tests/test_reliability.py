@@ -100,3 +100,35 @@ def test_a_run_on_a_held_warehouse_waits_a_bounded_time_then_stops_with_one_line
     assert "after waiting 3 s" in waited.stderr and waited_seconds >= 3
     assert run_cli(["run", "--logs", str(logs), "--db", str(db)], tmp_path).returncode == 0
     assert snapshot(db) == clean_tables
+
+
+def test_readers_of_the_snapshot_are_told_of_days_a_killed_run_staged(logs, tmp_path):
+    """A break test: a run killed after staging a new file left the snapshot of the run before, which holds no pending
+    days, and the report and export said nothing (README: "when days are staged but not built yet (a run failed, or
+    one is under way) they say which"). Staging now records the days beside the warehouse until a snapshot holds them."""
+    import shutil
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for n in range(2):
+        shutil.copy(logs / f"part-{n}.jsonl", folder)
+    db = tmp_path / "w.duckdb"
+    assert run_cli(["run", "--logs", str(folder), "--db", str(db)], tmp_path).returncode == 0
+    assert not (tmp_path / "w.unbuilt.json").exists()
+    shutil.copy(logs / "part-2.jsonl", folder)
+    killed = run_cli(["run", "--logs", str(folder), "--db", str(db)], tmp_path,
+                     {"CACHEMETER_KILL_AT": "window:costs/usage_costs__insert_window"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    days = json.loads((tmp_path / "w.unbuilt.json").read_text())["unbuilt_days"]
+    assert days and days == sorted(days)
+    span = days[0] if len(days) == 1 else f"{len(days)} UTC days from {days[0]} to {days[-1]}"
+    for args in (["report", "--out", str(tmp_path / "r.html")], ["export", "focus", "--out", str(tmp_path / "f.csv")]):
+        read = run_cli([*args, "--db", str(db)], tmp_path)
+        assert read.returncode == 0 and f"warning: {span} staged but not built yet" in read.stderr, read.stderr
+    from pipelines.lib import doctor
+    checked = {result.name: result for result in doctor.run_checks(db)}["snapshot"]
+    assert checked.status == "warn" and f"w.snapshot.duckdb: {span} staged but not built yet" in checked.detail
+    assert run_cli(["run", "--logs", str(folder), "--db", str(db)], tmp_path).returncode == 0
+    assert not (tmp_path / "w.unbuilt.json").exists()  # the snapshot holds them built
+    read = run_cli(["report", "--out", str(tmp_path / "r.html"), "--db", str(db)], tmp_path)
+    assert read.returncode == 0 and "staged but not built" not in read.stderr

@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 from pipelines.lib import lake, warehouse
 
 PACKAGES = ("dagster", "dagster-duckdb", "duckdb", "polars", "pyarrow", "great-expectations", "genai-prices",
@@ -56,6 +58,10 @@ def _warehouse(db: Path) -> Result:
         with warehouse.connect(db, read_only=True) as conn:
             days, last = conn.execute("select count(distinct day), max(day) from core.usage").fetchall()[0]
     except Exception as exc:  # a lock held by a run, or a damaged file
+        holder = warehouse.lock_holder(exc) if isinstance(exc, duckdb.IOException) else None
+        if holder is not None:  # DuckDB's own words were "IO Error: Could not set lock on file ..."
+            return Result("warehouse", "warn", f"{db}: a run is writing it now ({holder}); readers read its snapshot "
+                          "meanwhile: run `cachemeter doctor` again when the run ends to check the warehouse itself")
         return Result("warehouse", "warn", f"{db}: {exc}".splitlines()[0])
     return Result("warehouse", "ok", f"{db}: {days} day(s) of usage, last {last}")
 
@@ -66,6 +72,13 @@ def _snapshot(db: Path) -> Result:
     path = warehouse.snapshot_path(db)
     if not path.exists():
         return Result("snapshot", "warn", f"{path} missing: a successful `cachemeter run` publishes it")
+    if warehouse.unbuilt_days_path(db).exists():  # staged since this snapshot: a run died, or one is under way
+        try:
+            with warehouse.connect(path, read_only=True) as conn:
+                note = warehouse.unbuilt_days_note(conn, db)
+        except (duckdb.Error, ValueError) as exc:
+            note = f"cannot be read ({str(exc).splitlines()[0]})"
+        return Result("snapshot", "warn", f"{path}: {note}")
     return Result("snapshot", "ok", f"{path} ({path.stat().st_size / 1e6:.1f} MB): `cachemeter sql` reads it during runs")
 
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date
 from functools import cache
 import hashlib
+import json
 import math
+import os
 import re
 import threading
 import time
@@ -230,13 +233,14 @@ def refuse_shared_snapshot(path: Path) -> None:
     like a snapshot (``a.snapshot.duckdb``: a run of ``a.duckdb`` beside it replaces it), or ``a`` beside a DuckDB
     file ``a.duckdb`` (or the reverse), which both publish ``a.snapshot.duckdb`` and ``a.report.html``, or a file
     another warehouse's run writes or removes (``a.report.html``, ``report.html``, ``a.duckdb.wal``,
-    ``a.snapshot.duckdb.partial``). Checked before a run opens the file; reading is never refused."""
+    ``a.snapshot.duckdb.partial``, ``a.unbuilt.json``). Checked before a run opens the file; reading is never refused."""
     name = path.name
     for published in (".snapshot.duckdb", ".snapshot.duckdb.spare", ".snapshot.duckdb.partial"):
         if name.endswith(published) and name != published:
             raise ValueError(f"the warehouse file {name} is named like a snapshot: a run of "
                              f"{name[:-len(published)]}.duckdb beside it would replace it; name it otherwise")
-    for written, by in ((".report.html", "a warehouse's report"), (".wal", "DuckDB's write-ahead log of another file")):
+    for written, by in ((".report.html", "a warehouse's report"), (".wal", "DuckDB's write-ahead log of another file"),
+                        (".unbuilt.json", "a warehouse's record of unbuilt days")):
         if name.endswith(written) or name == written.lstrip("."):
             raise ValueError(f"the warehouse file {name} is named like {by}: a run of the warehouse it belongs "
                              f"to would replace or delete it; name it otherwise, e.g. ending in .duckdb")
@@ -335,12 +339,23 @@ READERS_TABLES = ("core.usage", "core.usage_costs", "core.usage_priced", "core.q
                   "marts.whatif_routing", "marts.whatif_cache_ttl")
 
 
-def unbuilt_days_note(conn: duckdb.DuckDBPyConnection) -> str | None:
-    """One line naming the UTC days staged but not built yet (``stage.pending_days``) in what ``conn`` reads, so
-    a reader knows their numbers are missing or old (a run failed, or one is under way); None when there are none."""
-    first, last, count = conn.execute("select min(day), max(day), count(distinct day) from stage.pending_days").fetchall()[0]
-    if not count:
+def unbuilt_days_note(conn: duckdb.DuckDBPyConnection, db_path: str | Path | None = None) -> str | None:
+    """One line naming the UTC days staged but not built yet in what ``conn`` reads (``stage.pending_days``) or, for
+    the warehouse ``db_path``, staged since its snapshot was published (``record_unbuilt_days``), so a reader knows
+    their numbers are missing or old (a run failed, or one is under way); None when there are none."""
+    days = {day for (day,) in conn.execute("select distinct day from stage.pending_days").fetchall()}
+    if db_path is not None and not lake.is_lake(db_path):
+        try:
+            recorded = json.loads(unbuilt_days_path(db_path).read_text(encoding="utf-8"))["unbuilt_days"]
+            days |= {date.fromisoformat(day) for day in recorded}
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError):  # unreadable: say so rather than nothing
+            return (f"{unbuilt_days_path(db_path).name} cannot be read: days may be staged but not built yet "
+                    "(a run did not finish); the next run builds them")
+    if not days:
         return None
+    first, last, count = min(days), max(days), len(days)
     span = f"{first}" if count == 1 else f"{count} UTC days from {first} to {last}"
     return (f"{span} staged but not built yet (the last run did not finish, or one is under way): their numbers "
             "are missing or out of date here until a run builds them")
@@ -517,4 +532,33 @@ def publish_snapshot(conn: duckdb.DuckDBPyConnection, db_path: str | Path) -> di
     block_size = conn.execute("select block_size from pragma_database_size() where database_name = current_database()"
                               ).fetchone()[0]
     target = snapshot_path(db_path)
-    return {"snapshot": str(target), **snapshot_copy.publish(Path(db_path), target, block_size)}
+    published = snapshot_copy.publish(Path(db_path), target, block_size)
+    unbuilt_days_path(db_path).unlink(missing_ok=True)  # the snapshot now holds stage.pending_days as they are
+    return {"snapshot": str(target), **published}
+
+
+def unbuilt_days_path(db_path: str | Path) -> Path:
+    """The file ``<name>.unbuilt.json`` beside a DuckDB warehouse (``_own_name``) that names the UTC days staged
+    but not built yet while its snapshot is older than its staging (``record_unbuilt_days``)."""
+    path = Path(db_path)
+    return path.with_name(f"{_own_name(path)}.unbuilt.json")
+
+
+def record_unbuilt_days(conn: duckdb.DuckDBPyConnection, db_path: str | Path) -> list[str]:
+    """After staging, write the days of ``stage.pending_days`` (UTC dates, ISO text) to ``unbuilt_days_path`` for the
+    readers of the snapshot; ``publish_snapshot`` removes the file. Returns the days written (none: the file is
+    removed). A snapshot holds ``stage.pending_days`` only as it was when a run published it, so a run that died
+    after staging (or one under way) left readers the night before's numbers without a word: a break test killed a
+    run while it priced a new day, and the report and export said nothing of it. A DuckLake writes no file: its
+    readers read its last commit, staging's among them. The file is replaced atomically."""
+    if lake.is_lake(db_path):
+        return []
+    days = [str(day) for (day,) in conn.execute("select distinct day from stage.pending_days order by day").fetchall()]
+    target = unbuilt_days_path(db_path)
+    if not days:
+        target.unlink(missing_ok=True)
+        return days
+    partial = target.with_name(target.name + ".partial")
+    partial.write_text(json.dumps({"unbuilt_days": days}) + "\n", encoding="utf-8")
+    os.replace(partial, target)
+    return days

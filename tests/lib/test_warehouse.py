@@ -1,5 +1,6 @@
 """pipelines/lib/warehouse.py: preparing a warehouse, including one from before a table was folded away."""
 
+import json
 import os
 import subprocess
 import sys
@@ -229,6 +230,31 @@ def test_readers_are_told_which_days_are_staged_but_not_built():
     assert warehouse.unbuilt_days_note(conn).startswith("2 UTC days from 2026-11-20 to 2026-11-22 staged but not built")
 
 
+def test_days_staged_since_the_snapshot_are_recorded_beside_the_warehouse_until_one_is_published(tmp_path):
+    # a snapshot holds stage.pending_days as a run published it: days a later run staged (and died) are in the file
+    from pipelines.lib import warehouse
+
+    db = tmp_path / "w.duckdb"
+    record = tmp_path / "w.unbuilt.json"
+    with warehouse.connect(db) as conn:
+        assert warehouse.record_unbuilt_days(conn, db) == [] and not record.exists()
+        conn.execute("insert into stage.pending_days (day, staged_at) values ('2026-11-21', now()), ('2026-11-20', now())")
+        assert warehouse.record_unbuilt_days(conn, db) == ["2026-11-20", "2026-11-21"]
+        assert json.loads(record.read_text()) == {"unbuilt_days": ["2026-11-20", "2026-11-21"]}
+        reader = warehouse.prepare(duckdb.connect(":memory:"))  # a snapshot without pending days
+        assert warehouse.unbuilt_days_note(reader) is None
+        assert warehouse.unbuilt_days_note(reader, db).startswith("2 UTC days from 2026-11-20 to 2026-11-21 staged")
+        assert warehouse.unbuilt_days_note(reader, "ducklake:sqlite:/x.sqlite") is None  # a lake's readers read it
+        record.write_text("{not json")
+        assert "w.unbuilt.json cannot be read: days may be staged but not built yet" in warehouse.unbuilt_days_note(reader, db)
+        warehouse.publish_snapshot(conn, db)
+        assert not record.exists() and (tmp_path / "w.snapshot.duckdb").exists()
+        conn.execute("delete from stage.pending_days")
+        record.write_text("{}")
+        assert warehouse.record_unbuilt_days(conn, db) == [] and not record.exists()  # none pending: no file
+    assert warehouse.unbuilt_days_path("warehouse/cachemeter.duckdb") == Path("warehouse/cachemeter.unbuilt.json")
+
+
 def test_each_warehouse_in_a_folder_keeps_its_own_report(tmp_path):
     from pipelines.lib import warehouse
 
@@ -277,7 +303,8 @@ def test_a_run_refuses_a_warehouse_that_would_publish_over_another(tmp_path, mon
     warehouse.refuse_shared_snapshot(tmp_path / "c.duckdb.duckdb")
     # files another warehouse's run replaces or deletes: its report, DuckDB's write-ahead log, a snapshot being written
     for name, like in (("w.report.html", "a warehouse's report"), ("report.html", "a warehouse's report"),
-                       ("u.duckdb.wal", "DuckDB's write-ahead log"), ("v.snapshot.duckdb.partial", "a snapshot")):
+                       ("u.duckdb.wal", "DuckDB's write-ahead log"), ("v.snapshot.duckdb.partial", "a snapshot"),
+                       ("x.unbuilt.json", "a warehouse's record of unbuilt days")):
         with pytest.raises(ValueError, match=f"the warehouse file {name} is named like {like}"):
             warehouse.refuse_shared_snapshot(tmp_path / name)
     # a run is refused before it opens the file; reading a snapshot by name is not

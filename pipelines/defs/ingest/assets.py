@@ -14,7 +14,7 @@ from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.defs.sources.assets import USAGE_API_PAGES
 from pipelines.ingest import stage as ingest
-from pipelines.lib import progress, side_process
+from pipelines.lib import progress, side_process, warehouse
 from pipelines.lib.sql import statement
 
 STAGED_FILES = dg.AssetKey(["stage", "files"])
@@ -51,6 +51,7 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
                                     earliest=date.fromisoformat(PARTITIONS_START))
         # every run, not only after staging: a run that died here left its pending days without them
         conn.execute(statement("core/pending_days__insert_dependents"), {"dependent_days": settings.dependent_days})
+        warehouse.record_unbuilt_days(conn, duckdb.database)  # for the snapshot's readers until a run publishes
         totals = conn.execute("select count(*), (select count(*) from core.quarantine) from core.usage").fetchall()[0]
         staged_before = conn.execute("select count(*) from stage.files").fetchall()[0][0] if not results else 0
         accounting = checks.invariant(conn, ["stage", "files"], "rows_in_equal_accepted_plus_quarantined",

@@ -10,7 +10,7 @@ from dagster_duckdb import DuckDBResource
 from pipelines.defs.catalog import table_spec
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import prices, progress
+from pipelines.lib import prices, progress, warehouse
 from pipelines.lib.sql import statement
 from pipelines.lib.warehouse import transaction
 
@@ -52,6 +52,7 @@ def price_book(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settin
                         repriced = conn.execute("select count(distinct day) from core.usage").fetchall()[0][0]
         finally:
             conn.unregister("prices_in")
+        warehouse.record_unbuilt_days(conn, duckdb.database)  # a changed price book made every staged day pending
         minimums = conn.execute("select count(*) from core.cache_minimums").fetchall()[0][0]
     if repriced:  # a dropped or edited --prices, or a new genai-prices: history's costs change, said once
         changed = (f"the price book changed since the last run (overrides now: "
