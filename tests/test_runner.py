@@ -63,6 +63,7 @@ def test_a_webhook_down_in_the_first_day_range_does_not_stop_the_next(monkeypatc
 
     monkeypatch.setattr(runner, "_execute", execute)
     monkeypatch.setattr(runner.warehouse, "held_for_run", lambda db, wait: Held())
+    monkeypatch.setattr(runner.warehouse, "record_unbuilt_days", lambda conn, db: [])
     monkeypatch.setattr(sensors, "pending_ranges", lambda conn, days: ranges)
     monkeypatch.setattr(runner.side_process, "preload", lambda: None)
     monkeypatch.setenv("CACHEMETER_DB", "/nonexistent/w.duckdb")
@@ -101,3 +102,17 @@ def test_two_runs_opening_a_new_dagster_home_at_once_both_get_its_instance(tmp_p
         for process in pair:
             out, err = process.communicate(timeout=300)
             assert process.returncode == 0 and out == "opened\n", err[-2000:]
+
+
+def test_a_step_stopped_by_a_signal_says_so_not_dagsters_class_name():
+    # a break test: SIGTERM while the snapshot was published printed
+    # "days ... failed: dagster._core.errors.DagsterExecutionInterruptedError"
+    from pipelines.defs.nightly.sensors import root_cause
+
+    stopped = SimpleNamespace(cls_name="DagsterExecutionInterruptedError", cause=None,
+                              message="dagster._core.errors.DagsterExecutionInterruptedError\n")
+    assert root_cause(stopped) == "interrupted (SIGTERM or Ctrl-C) before it finished; the next run finishes its work"
+    wrapped = SimpleNamespace(cls_name="DagsterExecutionStepExecutionError", cause=stopped, message="Error occurred")
+    assert root_cause(wrapped) == root_cause(stopped)
+    failing = SimpleNamespace(cls_name="ValueError", cause=None, message="builtins.ValueError: bad value\n")
+    assert root_cause(failing) == "bad value"

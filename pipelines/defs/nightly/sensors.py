@@ -95,10 +95,13 @@ def root_cause(error) -> str:
     exception's qualified class name Dagster puts in front of it.
 
     DuckDB's out-of-memory error lists ``SET`` statements a cachemeter user cannot type; its first line is
-    kept and the setting that raises the limit named instead (``OUT_OF_MEMORY_HINT``).
+    kept and the setting that raises the limit named instead (``OUT_OF_MEMORY_HINT``). A step stopped by a signal
+    says so (``INTERRUPTED_MESSAGE``; it was "dagster._core.errors.DagsterExecutionInterruptedError", a break test).
     """
     while error.cls_name.startswith("Dagster") and getattr(error, "cause", None) is not None:
         error = error.cause
+    if error.cls_name in INTERRUPTED:  # no message of its own: the class's qualified name was the whole line
+        return INTERRUPTED_MESSAGE
     message = error.message.strip()
     qualified_name, separator, text = message.partition(": ")
     message = text if separator and qualified_name.rsplit(".", 1)[-1] == error.cls_name else message
@@ -106,6 +109,10 @@ def root_cause(error) -> str:
         return message.splitlines()[0] + OUT_OF_MEMORY_HINT.format(limit=warehouse.configured_memory_limit())
     return message
 
+
+# what a step stopped by SIGTERM or Ctrl-C raises (Dagster turns the signal into its own error, with no message)
+INTERRUPTED = ("DagsterExecutionInterruptedError", "KeyboardInterrupt")
+INTERRUPTED_MESSAGE = "interrupted (SIGTERM or Ctrl-C) before it finished; the next run finishes its work"
 
 OUT_OF_MEMORY_HINT = (" (DuckDB's memory limit, CACHEMETER_MEMORY_LIMIT={limit}: run again with a larger one "
                       "that the machine's free memory holds, e.g. CACHEMETER_MEMORY_LIMIT=4GB)")
