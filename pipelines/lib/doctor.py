@@ -67,11 +67,21 @@ def _warehouse(db: Path) -> Result:
 
 
 def _snapshot(db: Path) -> Result:
+    """What readers read, and the days staged but not built yet that its numbers lack (``unbuilt_days_note``)."""
     if lake.is_lake(db):
+        try:  # a lake's readers read its last commit, staging's pending days among them
+            with warehouse.open_for_reading(db) as conn:
+                note = warehouse.unbuilt_days_note(conn, db)
+        except (duckdb.Error, OSError, ValueError) as exc:
+            return Result("snapshot", "warn", f"{db} cannot be read: {str(exc).splitlines()[0]}")
+        if note:
+            return Result("snapshot", "warn", f"{db}: {note}")
         return Result("snapshot", "ok", "a DuckLake: readers read its committed snapshots, no copy is published")
     path = warehouse.snapshot_path(db)
     if not path.exists():
-        return Result("snapshot", "warn", f"{path} missing: a successful `cachemeter run` publishes it")
+        unbuilt = warehouse.unbuilt_days_note(None, db)  # the first run died after staging
+        return Result("snapshot", "warn", f"{path} missing: a successful `cachemeter run` publishes it"
+                      + (f"; {unbuilt}" if unbuilt else ""))
     if warehouse.unbuilt_days_path(db).exists():  # staged since this snapshot: a run died, or one is under way
         try:
             with warehouse.connect(path, read_only=True) as conn:

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -279,6 +280,8 @@ def refuse_foreign_file(path: Path) -> None:
     would try to download its SQLite reader to open one, or fail deep inside a run. A missing file is fine (a run
     creates the warehouse); so is an empty one (``touch w.duckdb``), which is removed here so the run can create it
     (DuckDB refuses to open an empty file: "not a valid DuckDB database file")."""
+    if path.is_dir():  # DuckDB's own words: "IO Error: Could not read from file ...: Is a directory"
+        raise ValueError(f"--db {path} is a folder: give the warehouse file to create or use, e.g. {path / 'cachemeter.duckdb'}")
     kind = _file_kind(path)
     if kind == "empty":
         path.unlink()
@@ -339,11 +342,12 @@ READERS_TABLES = ("core.usage", "core.usage_costs", "core.usage_priced", "core.q
                   "marts.whatif_routing", "marts.whatif_cache_ttl")
 
 
-def unbuilt_days_note(conn: duckdb.DuckDBPyConnection, db_path: str | Path | None = None) -> str | None:
-    """One line naming the UTC days staged but not built yet in what ``conn`` reads (``stage.pending_days``) or, for
-    the warehouse ``db_path``, staged since its snapshot was published (``record_unbuilt_days``), so a reader knows
-    their numbers are missing or old (a run failed, or one is under way); None when there are none."""
-    days = {day for (day,) in conn.execute("select distinct day from stage.pending_days").fetchall()}
+def unbuilt_days_note(conn: duckdb.DuckDBPyConnection | None, db_path: str | Path | None = None) -> str | None:
+    """One line naming the UTC days staged but not built yet in what ``conn`` reads (``stage.pending_days``; None:
+    no snapshot to read) or, for the warehouse ``db_path``, staged since its snapshot was published
+    (``record_unbuilt_days``), so a reader knows their numbers are missing or old (a run failed, or one is under
+    way); None when there are none."""
+    days = set() if conn is None else {day for (day,) in conn.execute("select distinct day from stage.pending_days").fetchall()}
     if db_path is not None and not lake.is_lake(db_path):
         try:
             recorded = json.loads(unbuilt_days_path(db_path).read_text(encoding="utf-8"))["unbuilt_days"]
@@ -558,7 +562,9 @@ def record_unbuilt_days(conn: duckdb.DuckDBPyConnection, db_path: str | Path) ->
     if not days:
         target.unlink(missing_ok=True)
         return days
-    partial = target.with_name(target.name + ".partial")
-    partial.write_text(json.dumps({"unbuilt_days": days}) + "\n", encoding="utf-8")
-    os.replace(partial, target)
+    # written under a hidden name of this process's own, then renamed: no name a warehouse could have
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.",
+                                     suffix=".tmp", delete=False) as partial:
+        partial.write(json.dumps({"unbuilt_days": days}) + "\n")
+    os.replace(partial.name, target)
     return days

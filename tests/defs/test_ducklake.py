@@ -39,6 +39,16 @@ def test_the_demo_on_a_local_ducklake_builds_the_tables_of_the_duckdb_file(tmp_p
     from pipelines.lib import warehouse
     with warehouse.open_for_reading(target) as conn:
         assert conn.execute("select count(*) from core.usage_priced").fetchone()[0] == len(in_file["core.usage"])
+    # a day staged but not built is in the lake's last commit: doctor names it (it said "ok", a break test), and no
+    # file is written beside the catalog
+    from pipelines.lib import doctor
+    assert doctor._snapshot(target).status == "ok"
+    with warehouse.connect(target) as conn:
+        conn.execute("insert into stage.pending_days (day, staged_at) values ('2026-11-27', now())")
+        assert warehouse.record_unbuilt_days(conn, target) == []
+    checked = doctor._snapshot(target)
+    assert checked.status == "warn" and "2026-11-27 staged but not built yet" in checked.detail
+    assert not list((tmp_path / "lake").glob("*.unbuilt.json"))
 
 
 def test_sql_as_of_an_earlier_snapshot_answers_what_the_numbers_were_before_a_late_file(tmp_path):

@@ -207,6 +207,8 @@ def test_open_for_reading_names_what_db_is_when_it_is_not_a_warehouse(tmp_path):
     assert (tmp_path / "empty.duckdb").stat().st_size > 0
     with pytest.raises(warehouse.NotAWarehouseError, match="is a folder"):  # `cachemeter sql --db <folder>`
         warehouse.connect(tmp_path / "folder", read_only=True)
+    with pytest.raises(ValueError, match="is a folder: give the warehouse file to create or use, e.g. "):  # a run
+        warehouse.refuse_foreign_file(tmp_path / "folder")  # (DuckDB: "Could not read from file ...: Is a directory")
     # someone else's file with a core.usage: named, not a Catalog Error from whichever table a command reads first
     with duckdb.connect(str(tmp_path / "partial.duckdb")) as conn:
         conn.execute("create schema core; create table core.usage (x int)")
