@@ -67,10 +67,11 @@ def run(
     data_path: str = typer.Option(None, "--data-path", envvar="CACHEMETER_DATA_PATH", show_default=False,
                                   help="Folder or s3://bucket/prefix of a DuckLake's Parquet files (needed when the "
                                   "catalog is created; default `<catalog file>.files`)."),
-    prices: Path = typer.Option(None, "--prices", help="Price override CSV with the header provider, model, effective_from, "
+    prices: Path = typer.Option(None, "--prices", envvar="CACHEMETER_PRICES", show_default=False, help="Price override CSV with the header provider, model, effective_from, "
                                 "input_per_mtok, cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok, "
                                 "output_per_mtok (USD per million tokens; README, \"Price overrides\")."),
-    follow_symlinks: bool = typer.Option(False, "--follow-symlinks", help="Follow symlinks that leave the logs folder."),
+    follow_symlinks: bool = typer.Option(False, "--follow-symlinks", envvar="CACHEMETER_FOLLOW_SYMLINKS",
+                                         help="Follow symlinks that leave the logs folder."),
     all_days: bool = typer.Option(False, "--all-days", help="Rebuild every staged UTC day, not only the days whose "
                                   "logs or prices changed (for example after changing alert thresholds)."),
     wait: float = typer.Option(0, "--wait", min=0, help="Seconds to wait for another run holding the warehouse "

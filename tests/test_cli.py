@@ -45,8 +45,10 @@ def test_run_on_the_mooncake_conversation_trace_prints_the_days_savings(tmp_path
     again = cachemeter("report", "--db", str(db), cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert report.stat().st_size > 10_000 and not (tmp_path / "warehouse").exists()
-    # an unchanged re-run rebuilds no day and changes nothing
-    rerun = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(db), "--prices", str(prices), cwd=tmp_path)
+    # an unchanged re-run rebuilds no day and changes nothing; the override file given as CACHEMETER_PRICES this
+    # time (the README's settings table lists it; the CLI ignored it, so the price book changed and every day was repriced)
+    rerun = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(db), cwd=tmp_path,
+                       env={"CACHEMETER_PRICES": str(prices)})
     assert rerun.returncode == 0 and "no day was rebuilt" in rerun.stdout
     assert query(db, "select requests, prompt_tokens, cache_read_tokens, output_tokens, cost_usd, no_cache_cost_usd "
                      "from marts.daily_savings") == row
@@ -468,3 +470,19 @@ def test_a_changed_price_book_says_that_history_is_repriced_once(tmp_path):
     assert [said in done.stderr for done in (first, with_prices, again, dropped)] == [False, True, False, True]
     assert f"(overrides now: {prices};" in with_prices.stderr and "(overrides now: none;" in dropped.stderr
     assert "all 1 staged UTC day(s) are repriced" in dropped.stderr
+
+
+def test_a_symlink_leaving_the_logs_folder_is_followed_when_the_variable_says_so(tmp_path):
+    # README's settings table: CACHEMETER_FOLLOW_SYMLINKS=1 follows symlinks that leave the logs folder; the CLI
+    # ignored the variable (only --follow-symlinks counted) and skipped the file without a word (a break test)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shutil.copy(REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl", outside / "m.jsonl")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "m.jsonl").symlink_to(outside / "m.jsonl")
+    for follow, files in (("0", 0), ("1", 1)):
+        db = tmp_path / f"w{follow}.duckdb"
+        done = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(db), cwd=tmp_path,
+                          env={"CACHEMETER_FOLLOW_SYMLINKS": follow})
+        assert done.returncode == 0, done.stderr
+        assert query(db, "select count(*) from stage.files") == [(files,)]
