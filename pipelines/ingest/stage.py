@@ -212,7 +212,7 @@ class _FileChanged(Exception):
 
 REREADS = 2  # times a batch is read again when a file changes while it is read (a log rotated twice in one run)
 GONE_NOTE = "renamed or deleted while it was read: {kept}; a renamed file is staged under its new name by the next run"
-CHANGED_NOTE = ("changed while it was read ({how}: rotated, truncated or rewritten); read again once, by the "
+CHANGED_NOTE = ("changed while it was read ({how}: rotated, truncated or rewritten); read again as it is now, by the "
                 "general reader, which reads each line once")
 
 
