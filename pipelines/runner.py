@@ -112,10 +112,10 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
             progress.warn(f"{len(released)} Dagster run(s) of a cachemeter run that died (killed, or the machine "
                           f"stopped) marked failed and their pool slots freed: {', '.join(r[:8] for r in released)}")
         _execute(defs, ingest_job.name, instance, {}, "ingest and pricing")
-        if all_days:
+        if all_days:  # (staging and the price book recorded their pending days for readers; these are added here)
             conn.execute(statement("core/pending_days__insert_all"))
+            warehouse.record_unbuilt_days(conn, os.environ["CACHEMETER_DB"])
         ranges = pending_ranges(conn, dependent_days)
-        warehouse.record_unbuilt_days(conn, os.environ["CACHEMETER_DB"])  # --all-days and migrations' days too
         if not ranges:  # nothing to validate (the side process's GX thread, if the CLI started one, is not waited for)
             _execute(defs, publish_job.name, instance, {}, "publishing the snapshot")
             return RunResult(None, None)

@@ -478,9 +478,10 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
     _replay_traces(conn, params["block_size"], defaults, replays)
     heads = [None if s.error else _head(s.log, plan.heads) for s in segments]
     tails = [None if head is None else _tail_sha(s.log) for s, head in zip(segments, heads)]
-    for segment in segments if check_found else []:  # head and tail were read by name: of the file found, or read again
-        if how := _replaced_since_found(segment):
-            raise _FileChanged(segment.log.relative, how)
+    if check_found:  # head and tail were read by name: they are the found file's, or the batch is read again
+        for segment in segments:
+            if how := _replaced_since_found(segment):
+                raise _FileChanged(segment.log.relative, how)
     batch_files = pa.table({
         "source_file": [s.log.relative for s in segments],
         "base": pa.array([s.base for s in segments], pa.int64()),
