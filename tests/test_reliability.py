@@ -96,7 +96,8 @@ def test_a_run_on_a_held_warehouse_waits_a_bounded_time_then_stops_with_one_line
     for result in (refused, waited):
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert result.returncode == 1 and len(lines) == 1, result.stderr[-2000:]
-        assert f"is in use by PID {writer.pid}" in lines[0] and "Traceback" not in result.stderr
+        assert f"is in use by PID {writer.pid} ({sys.executable} -c import duckdb" in lines[0], lines[0]
+        assert "Traceback" not in result.stderr
     assert "after waiting 3 s" in waited.stderr and waited_seconds >= 3
     assert run_cli(["run", "--logs", str(logs), "--db", str(db)], tmp_path).returncode == 0
     assert snapshot(db) == clean_tables

@@ -370,15 +370,48 @@ class WarehouseBusyError(RuntimeError):
 
 
 _LOCK_HOLDER = re.compile(r"held in (.+?) \(PID (\d+)\)")
+# a reader that opens the warehouse itself for a moment (`cachemeter doctor`, the pending-days sensor's tick: tens of
+# milliseconds) is waited out this long even with --wait 0, so a nightly run starting in that moment is not refused
+BRIEF_HOLD_SECONDS = 2.0
+_COMMAND_CHARACTERS = 160
 
 
 def lock_holder(error: duckdb.IOException) -> str | None:
-    """``"PID 123 (/usr/bin/python3)"`` from DuckDB's lock error, None when the error is not a lock conflict."""
+    """Who holds the warehouse, from DuckDB's lock error: ``"PID 123 (cachemeter run --logs l --db w.duckdb)"``
+    with the holder's command line where this system shows it (Linux ``/proc``), else DuckDB's words
+    ``"PID 123 (/usr/bin/python3)"``; None when the error is not a lock conflict."""
     text = str(error)
     if "lock" not in text.lower():
         return None
     match = _LOCK_HOLDER.search(text)
-    return f"PID {match.group(2)} ({match.group(1)})" if match else "another process"
+    if not match:
+        return "another process"
+    pid = match.group(2)
+    return f"PID {pid} ({command_line(int(pid)) or match.group(1)})"
+
+
+def command_line(pid: int) -> str | None:
+    """The command process ``pid`` runs, as a user typed it (``cachemeter run --logs l``: the interpreter and a
+    ``-m pipelines.cli`` or the script's folder left out), cut to 160 characters; None where it cannot be read."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+    except OSError:
+        return None
+    return typed_command([w for w in words if w])
+
+
+def typed_command(words: list[str]) -> str | None:
+    """``command_line``'s words as a user typed them, cut to 160 characters; None for none."""
+    if len(words) >= 3 and words[1] == "-m" and words[2] == "pipelines.cli":
+        words = ["cachemeter", *words[3:]]
+    elif len(words) >= 2 and Path(words[1]).name == "cachemeter":
+        words = ["cachemeter", *words[2:]]
+    elif words and Path(words[0]).name == "cachemeter":
+        words = ["cachemeter", *words[1:]]
+    text = " ".join(words)
+    if not text:
+        return None
+    return text if len(text) <= _COMMAND_CHARACTERS else text[:_COMMAND_CHARACTERS - 3] + "..."
 
 
 @contextmanager
@@ -392,10 +425,13 @@ def held_for_run(db_path: str | Path, wait_seconds: float = 0, poll_seconds: flo
     write-ahead log: about 0.1 s per asset on a warehouse with a month of history). Connections to the
     same file inside the block must use ``CONNECTION_CONFIG`` (``connect`` and the Dagster resource do).
 
-    DuckDB takes the lock when the file is opened and has no option to wait for it, hence this loop.
-    Raises ``WarehouseBusyError`` naming the holder when the wait runs out; nothing is written before.
+    DuckDB takes the lock when the file is opened and has no option to wait for it, hence this loop. Even with
+    ``wait_seconds`` 0 a holder is waited out for ``BRIEF_HOLD_SECONDS`` (polled every tenth of a second): a reader
+    that opened the warehouse for a moment (``cachemeter doctor``, the pending-days sensor) would otherwise refuse a
+    nightly run that starts in that moment. Raises ``WarehouseBusyError`` naming the holder (``lock_holder``) when
+    the wait runs out; nothing is written before.
     """
-    deadline = time.monotonic() + wait_seconds
+    started = time.monotonic()
     while True:
         try:
             conn = connect(db_path)
@@ -404,11 +440,12 @@ def held_for_run(db_path: str | Path, wait_seconds: float = 0, poll_seconds: flo
             holder = lock_holder(exc)
             if holder is None:
                 raise
-            if time.monotonic() >= deadline:
-                waited = f" after waiting {wait_seconds:g} s" if wait_seconds else ""
-                raise WarehouseBusyError(f"the warehouse {db_path} is in use by {holder}{waited}; "
+            waited = time.monotonic() - started
+            if waited >= max(wait_seconds, BRIEF_HOLD_SECONDS):
+                said = f" after waiting {wait_seconds:g} s" if wait_seconds else ""
+                raise WarehouseBusyError(f"the warehouse {db_path} is in use by {holder}{said}; "
                                          "try again when that run ends, or pass --wait SECONDS") from None
-            time.sleep(poll_seconds)
+            time.sleep(0.1 if waited < BRIEF_HOLD_SECONDS else poll_seconds)
     with conn:
         yield conn
 

@@ -317,3 +317,53 @@ def test_a_run_refuses_a_warehouse_that_would_publish_over_another(tmp_path, mon
         runner.configure(tmp_path / "logs", tmp_path / "x.snapshot.duckdb", None)
     assert os.environ["CACHEMETER_DB"] == os.environ["CACHEMETER_LOGS"] == "before"  # nothing configured
     warehouse.connect(tmp_path / "a.duckdb", read_only=True).close()
+
+
+def _reader_holding(db: Path, seconds: float) -> subprocess.Popen:
+    """A second process that opens ``db`` read-only (DuckDB's lock: a writer cannot open it) for ``seconds``."""
+    reader = subprocess.Popen([sys.executable, "-c", (
+        "import duckdb, sys, time; c = duckdb.connect(sys.argv[1], read_only=True); print('open', flush=True); "
+        "time.sleep(float(sys.argv[2])); c.close()"), str(db), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert reader.stdout.readline().strip() == "open"
+    return reader
+
+
+def test_a_run_waits_out_a_reader_that_holds_the_warehouse_for_a_moment(tmp_path):
+    """`cachemeter doctor` and the pending-days sensor open the warehouse itself read-only for tens of
+    milliseconds; a nightly run (--wait 0) starting in that moment was refused "in use by PID ..."."""
+    import time
+
+    from pipelines.lib import warehouse
+
+    db = tmp_path / "w.duckdb"
+    duckdb.connect(str(db)).close()
+    reader = _reader_holding(db, 0.5)
+    started = time.monotonic()
+    with warehouse.held_for_run(db, 0) as conn:
+        assert conn.execute("select 1").fetchone() == (1,)
+    assert 0.3 < time.monotonic() - started < warehouse.BRIEF_HOLD_SECONDS
+    reader.wait()
+    held = _reader_holding(db, 30)
+    try:
+        started = time.monotonic()
+        with pytest.raises(warehouse.WarehouseBusyError) as refused:
+            with warehouse.held_for_run(db, 0):
+                pass
+        assert time.monotonic() - started >= warehouse.BRIEF_HOLD_SECONDS
+    finally:
+        held.kill()
+        held.wait()
+    # the holder is named by its command line (/proc), not only by its interpreter's path
+    assert f"is in use by PID {held.pid} ({sys.executable} -c import duckdb, sys, time;" in str(refused.value)
+
+
+def test_a_holder_is_named_by_the_command_its_user_typed():
+    from pipelines.lib import warehouse
+
+    python = "/srv/app/.venv/bin/python3.11"
+    assert warehouse.typed_command([python, "-m", "pipelines.cli", "run", "--db", "w.duckdb"]) == \
+        "cachemeter run --db w.duckdb"
+    assert warehouse.typed_command([python, "/srv/app/.venv/bin/cachemeter", "run"]) == "cachemeter run"
+    assert warehouse.typed_command(["/usr/local/bin/cachemeter", "doctor"]) == "cachemeter doctor"
+    assert warehouse.typed_command([python, "-c", "x" * 300]) == (python + " -c " + "x" * 300)[:157] + "..."
+    assert warehouse.typed_command([]) is None
