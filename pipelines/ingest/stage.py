@@ -262,13 +262,17 @@ def _found_here(log: LogFile) -> bool:
     return _same_identity(status, log.device, log.inode)
 
 
-def _replaced_since_found(segment: _Segment) -> str | None:
+def _replaced_since_found(segment: _Segment, head: bytes | None) -> str | None:
     """How the file named ``segment.log.path`` is no longer the file found (another file under its name, shorter than
-    when found, gone), or None. Asked after the batch's reads, its head and tail among them: these are read by name,
-    and a log rotated meanwhile (``mv a a.1`` then a new ``a``, or copytruncate) gave the old file's identity and
-    rows the new file's head and tail, so the next run took the rotated file for another and quarantined its rows as
-    duplicates of themselves (a break test). Then the batch is read again as it is now (``_stage_changed_batch``).
-    A file the lane read is compared with the bytes it read (``_changed_since``); an object's copy cannot change."""
+    when found, its first bytes rewritten, gone), or None. Asked after the batch's reads, its head and tail among
+    them: these are read by name, and a log rotated meanwhile (``mv a a.1`` then a new ``a``, or copytruncate) gave
+    the old file's identity and rows the new file's head and tail, so the next run took the rotated file for another
+    and quarantined its rows as duplicates of themselves (a break test). Then the batch is read again as it is now
+    (``_stage_changed_batch``). A file the lane read is compared with the bytes it read (``_changed_since``); a file
+    the general reader read with ``head``, its first bytes as pinned before its records were read
+    (``_pin_heads``): copytruncate and new lines past the old size within the read keep the identity and the size
+    (an earlier check's gap), not those bytes (a plain file's: a gzip file is not rewritten in place, and its head
+    costs a decompression). An object's copy cannot change."""
     log = segment.log
     if log.error or not log.local:
         return None
@@ -276,13 +280,24 @@ def _replaced_since_found(segment: _Segment) -> str | None:
         return _changed_since(log.path, replace(segment.lane_read, whole=False))
     try:
         status = os.stat(log.path)
+        now = read_head(log.path, len(head)) if head and not log.is_gzip else b""
     except OSError as exc:
         return f"no longer readable: {exc.strerror or exc}"
     if not _same_identity(status, log.device, log.inode):
         return "replaced by another file"
     if status.st_size < log.size_bytes:
         return "truncated"
+    if head and not log.is_gzip and now != head:
+        return "rewritten from its first bytes (copytruncate)"
     return None
+
+
+def _pin_heads(segments: list[_Segment], heads: dict[str, bytes | None]) -> None:
+    """Read the first bytes of each local file the general reader is to read, before it reads them (kept in
+    ``heads``: recorded as the file's head, and compared after the read by ``_replaced_since_found``)."""
+    for segment in segments:
+        if not segment.in_lane and segment.log.local and not segment.log.error and not segment.log.is_gzip:
+            _head(segment.log, heads)
 
 
 def _same_identity(status: os.stat_result, device: int | None, inode: int | None) -> bool:
@@ -401,6 +416,8 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
             _normalise(conn, pending, params)
             pending = []
 
+    if check_found:
+        _pin_heads(segments, plan.heads)
     for segment in segments:
         log = segment.log
         if segment.in_lane and not _any_in(wanted_numbers, segment.base + 1, segment.base + segment.span):  # line 0: the placeholder
@@ -479,8 +496,8 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
     heads = [None if s.error else _head(s.log, plan.heads) for s in segments]
     tails = [None if head is None else _tail_sha(s.log) for s, head in zip(segments, heads)]
     if check_found:  # head and tail were read by name: they are the found file's, or the batch is read again
-        for segment in segments:
-            if how := _replaced_since_found(segment):
+        for segment, head in zip(segments, heads):
+            if how := _replaced_since_found(segment, head):
                 raise _FileChanged(segment.log.relative, how)
     batch_files = pa.table({
         "source_file": [s.log.relative for s in segments],

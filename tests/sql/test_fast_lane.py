@@ -797,3 +797,44 @@ def test_a_log_rotated_while_the_lane_reads_it_is_staged_as_it_is_now_and_the_ro
     truth = tmp_path / "truth"
     shutil.copytree(logs, truth)
     assert staged(tmp_path, truth, True, "truth")[1:] == (usage, quarantine)
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_log_copytruncated_and_grown_past_its_size_while_the_general_reader_reads_it_is_read_again(
+        tmp_path, monkeypatch, batch):
+    """A gap the rotation check left (noted when it landed): a file the general reader reads (not the lane), copied
+    and truncated, then written past its old size before the check, kept its identity and did not shrink, so its
+    old rows were published with the new content's head and tail: until the next run (which restaged both files and
+    healed it) the warehouse held the rotated copy's rows under the live file's name and identity. The first bytes,
+    pinned before the read, are compared after it: the batch is read again as it is now, as the lane's files are."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    day = logs / "day.jsonl"
+    day.write_text("\n".join(_usage_records(20, "old")) + "\n")
+    (logs / "other.jsonl").write_text("\n".join(_usage_records(5, "other")) + "\n")
+    monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 1 << 30 if batch else 0)
+    fresh = "\n".join(_usage_records(30, "new")) + "\n"  # longer than the old content
+    assert len(fresh) > day.stat().st_size
+    real_read, rotated = ingest._read_file, []
+
+    def read_then_copytruncate(log, streaming):
+        found, tables = real_read(log, streaming)
+        tables = list(tables)  # every record read before the change
+        if not rotated and log.relative == "day.jsonl":
+            shutil.copy(day, logs / "day.jsonl.1")
+            with open(day, "r+") as handle:
+                handle.truncate(0)
+                handle.write(fresh)
+            rotated.append(True)
+        return found, tables
+
+    monkeypatch.setattr(ingest, "_read_file", read_then_copytruncate)
+    first, _, _ = staged(tmp_path, logs, False, "w")
+    monkeypatch.setattr(ingest, "_read_file", real_read)
+    assert rotated and dict((r[0], r[1:]) for r in first)["day.jsonl"] == (30, 30, 0)  # the file as it is now
+    results, usage, quarantine = staged(tmp_path, logs, False, "w")
+    assert results == [("day.jsonl", 30, 30, 0), ("day.jsonl.1", 20, 20, 0), ("other.jsonl", 5, 5, 0)]
+    assert quarantine == []
+    truth = tmp_path / "truth"
+    shutil.copytree(logs, truth)
+    assert staged(tmp_path, truth, False, "truth")[1:] == (usage, quarantine)
