@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import struct
 from pathlib import Path
 
@@ -33,22 +32,36 @@ HEADER_BYTES = 3 * 4096  # DuckDB's main header and its two database headers, be
 CHECKSUM_BYTES = 8  # the checksum each block opens with
 
 
-def publish(source: Path, target: Path, block_size: int) -> dict[str, object]:
+def publish(source: Path, target: Path, block_size: int, source_fd: int | None = None) -> dict[str, object]:
     """Make ``target`` a byte-for-byte copy of the DuckDB file ``source`` (checkpointed, not being written) and
     keep the copy it replaces as the next publish's spare.
 
     ``block_size``: the file's block allocation size in bytes (``pragma database_size``'s ``block_size``).
+    ``source_fd``: a descriptor of ``source`` open for reading that the caller keeps open; give it when this
+    process holds ``source`` open in DuckDB: DuckDB's lock is a POSIX record lock, which the system drops when the
+    process closes *any* descriptor of the file, so opening and closing ``source`` here would let another process
+    open and write the warehouse while this one still works on it (a break test: a second run started while the
+    first waited on the webhook wrote beside it). Without it ``source`` is opened and closed here.
     Returns ``{"bytes": the copy's size, "bytes_written": bytes written to make it, "spare_reused": bool}``.
     Raises ``OSError`` when the folder cannot be written.
     """
+    if source_fd is None:
+        src = os.open(source, os.O_RDONLY)
+        try:
+            return publish(source, target, block_size, src)
+        finally:
+            os.close(src)
     spare, partial = _beside(target, ".spare"), _beside(target, ".partial")
-    size = source.stat().st_size
-    written = _update_spare(source, target, spare, partial, size, block_size)
+    size = os.fstat(source_fd).st_size
+    written = _update_spare(source_fd, target, spare, partial, size, block_size)
     reused = written is not None
     if not reused:
         partial.unlink(missing_ok=True)
-        shutil.copyfile(source, partial)
-        written = size
+        out = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            written = _copy_range(source_fd, out, 0, size)
+        finally:
+            os.close(out)
     spare.unlink(missing_ok=True)  # a spare left in use by a reader: its inode lives on while the reader needs it
     if target.exists():
         try:
@@ -59,10 +72,10 @@ def publish(source: Path, target: Path, block_size: int) -> dict[str, object]:
     return {"bytes": size, "bytes_written": written, "spare_reused": reused}
 
 
-def _update_spare(source: Path, target: Path, spare: Path, partial: Path, size: int, block_size: int) -> int | None:
-    """Bring ``spare`` up to date with ``source`` as ``partial``; returns the bytes written, or None (nothing
-    moved) when the spare is missing, is the target itself (a publish stopped between its two renames), does not
-    have the block layout, or is open in a process."""
+def _update_spare(src: int, target: Path, spare: Path, partial: Path, size: int, block_size: int) -> int | None:
+    """Bring ``spare`` up to date with the file open as ``src`` as ``partial``; returns the bytes written, or None
+    (nothing moved) when the spare is missing, is the target itself (a publish stopped between its two renames),
+    does not have the block layout, or is open in a process."""
     if not spare.exists() or (target.exists() and os.path.samefile(spare, target)):
         return None
     if (size - HEADER_BYTES) % block_size or (spare.stat().st_size - HEADER_BYTES) % block_size:
@@ -73,19 +86,15 @@ def _update_spare(source: Path, target: Path, spare: Path, partial: Path, size: 
             return None
         os.replace(spare, partial)  # while it is written it is no spare: a crash leaves the next publish a whole copy
         _sync_folder(partial.parent)
-        src = os.open(source, os.O_RDONLY)
-        try:
-            written = _copy_range(src, out, 0, HEADER_BYTES)
-            blocks, old_blocks = (size - HEADER_BYTES) // block_size, (os.fstat(out).st_size - HEADER_BYTES) // block_size
-            for block in range(blocks):
-                offset = HEADER_BYTES + block * block_size
-                if block < old_blocks and os.pread(src, CHECKSUM_BYTES, offset) == os.pread(out, CHECKSUM_BYTES, offset):
-                    continue
-                written += _copy_range(src, out, offset, block_size)
-            os.ftruncate(out, size)
-            os.fsync(out)  # on disk before readers are pointed at it, and before it serves as a spare again
-        finally:
-            os.close(src)
+        written = _copy_range(src, out, 0, HEADER_BYTES)
+        blocks, old_blocks = (size - HEADER_BYTES) // block_size, (os.fstat(out).st_size - HEADER_BYTES) // block_size
+        for block in range(blocks):
+            offset = HEADER_BYTES + block * block_size
+            if block < old_blocks and os.pread(src, CHECKSUM_BYTES, offset) == os.pread(out, CHECKSUM_BYTES, offset):
+                continue
+            written += _copy_range(src, out, offset, block_size)
+        os.ftruncate(out, size)
+        os.fsync(out)  # on disk before readers are pointed at it, and before it serves as a spare again
         return written
     finally:
         os.close(out)  # releases the lock

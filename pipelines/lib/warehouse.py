@@ -459,8 +459,37 @@ def held_for_run(db_path: str | Path, wait_seconds: float = 0, poll_seconds: flo
                 raise WarehouseBusyError(f"the warehouse {db_path} is in use by {holder}{said}; "
                                          "try again when that run ends, or pass --wait SECONDS") from None
             time.sleep(0.1 if waited < BRIEF_HOLD_SECONDS else poll_seconds)
-    with conn:
-        yield conn
+    kept = _keep_open(db_path)
+    try:
+        with conn:
+            yield conn
+    finally:
+        if kept is not None:
+            _KEPT_OPEN.pop(kept[0], None)
+            os.close(kept[1])  # after DuckDB closed the file: its lock went with it
+
+
+# the warehouse files this process holds for a run (``held_for_run``), each with a descriptor kept open for reading:
+# DuckDB's lock on a file is a POSIX record lock, dropped by the system as soon as the process closes any descriptor
+# of that file, so code that reads the file during the run (the snapshot copy) reads through this one, never closed
+# before the run ends
+_KEPT_OPEN: dict[str, int] = {}
+
+
+def _keep_open(db_path: str | Path) -> tuple[str, int] | None:
+    if lake.is_lake(db_path):
+        return None
+    key = os.path.realpath(db_path)
+    fd = os.open(key, os.O_RDONLY)
+    _KEPT_OPEN[key] = fd
+    return key, fd
+
+
+def kept_descriptor(db_path: str | Path) -> int | None:
+    """A descriptor of the warehouse file this process holds for a run (``held_for_run``), open for reading until the
+    run ends; None outside a run. Read the file through it: closing a descriptor of one's own would drop DuckDB's lock
+    on the file for the rest of the run."""
+    return _KEPT_OPEN.get(os.path.realpath(db_path))
 
 
 @contextmanager
@@ -586,7 +615,7 @@ def publish_snapshot(conn: duckdb.DuckDBPyConnection, db_path: str | Path) -> di
     block_size = conn.execute("select block_size from pragma_database_size() where database_name = current_database()"
                               ).fetchone()[0]
     target = snapshot_path(db_path)
-    published = snapshot_copy.publish(Path(db_path), target, block_size)
+    published = snapshot_copy.publish(Path(db_path), target, block_size, kept_descriptor(db_path))
     unbuilt_days_path(db_path).unlink(missing_ok=True)  # the snapshot now holds stage.pending_days as they are
     return {"snapshot": str(target), **published}
 

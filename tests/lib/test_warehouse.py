@@ -396,3 +396,31 @@ def test_prepare_sets_the_memory_limit_only_where_the_instance_has_another(monke
     warehouse.prepare(changed)
     assert "SET memory_limit = $limit" in changed.statements
     assert conn.execute("select current_setting('memory_limit')").fetchone() == ("1.8 GiB",)
+
+
+def _other_process_opens(db: Path) -> str:
+    """What a second process gets when it opens ``db`` for writing: "opened", or DuckDB's error's first line."""
+    done = subprocess.run([sys.executable, "-c", (
+        "import duckdb, sys\ntry:\n    duckdb.connect(sys.argv[1]).close(); print('opened')\n"
+        "except duckdb.Error as e:\n    print(str(e).splitlines()[0])"), str(db)], capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def test_publishing_the_snapshot_keeps_the_warehouse_locked_for_the_rest_of_the_run(tmp_path):
+    """A break test: DuckDB's lock is a POSIX record lock, which the system drops when the process closes any
+    descriptor of the file; the snapshot copy opened and closed the warehouse, so for the rest of the run (the
+    report, the webhook's retries) a second `cachemeter run --wait 120` opened it at once and wrote beside the first
+    (it failed on the write-ahead log's lock, or ran through and lost a delivery row of the first)."""
+    from pipelines.lib import warehouse
+
+    db = tmp_path / "w.duckdb"
+    for reuse in (False, False, True):  # whole copies, then the spare (the copy before the last) brought up to date
+        with warehouse.held_for_run(db) as conn:
+            conn.execute("create or replace table t as select range as n from range(100000)")
+            published = warehouse.publish_snapshot(conn, db)
+            assert published["spare_reused"] is reuse
+            assert "Could not set lock" in _other_process_opens(db)
+        assert _other_process_opens(db) == "opened"
+        assert warehouse.kept_descriptor(db) is None
+    with duckdb.connect(str(tmp_path / "w.snapshot.duckdb"), read_only=True) as snapshot:
+        assert snapshot.execute("select count(*), sum(n) from t").fetchone() == (100000, 4999950000)
