@@ -117,15 +117,27 @@ def post_json(url: str, body: dict, timeout_seconds: float = 10, headers: dict |
         request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
                                          headers={"Content-Type": "application/json", "User-Agent": "cachemeter",
                                                   **(headers or {})})
-        with urllib.request.urlopen(request, timeout=timeout_seconds) as response:  # noqa: S310 (URL is the user's own)
+        with _NO_REDIRECTS.open(request, timeout=timeout_seconds) as response:  # noqa: S310 (URL is the user's own)
             return response.status
     except urllib.error.HTTPError as exc:
         exc.close()
-        failure = DeliveryError(f"HTTP {exc.code}", exc.code)
+        moved = " (a redirect: set the webhook URL to the address it points to)" if 300 <= exc.code < 400 else ""
+        failure = DeliveryError(f"HTTP {exc.code}{moved}", exc.code)
     except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
         failure = DeliveryError(_describe(getattr(exc, "reason", exc)))
     raise failure
 
+
+class _Unfollowed(urllib.request.HTTPRedirectHandler):
+    """Follow no redirect: urllib answers a 301, 302 or 303 to a POST with a GET without the body, so a webhook URL
+    that redirects (``http://`` to ``https://``, a missing trailing slash) took nothing yet was recorded as delivered
+    (a break test). The 3xx is a failed attempt naming the fix instead."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None  # urllib then raises the 3xx as an HTTPError
+
+
+_NO_REDIRECTS = urllib.request.build_opener(_Unfollowed)
 
 MALFORMED_URL = "the webhook URL is malformed (it needs http:// or https:// and a host; not shown, it is a secret)"
 

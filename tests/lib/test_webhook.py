@@ -280,3 +280,39 @@ def test_the_delivery_asset_keeps_a_malformed_or_valid_url_out_of_its_run(wareho
     assert "could not be delivered" in said or "malformed" in said
     assert TOKEN not in said and TOKEN not in caplog.text
     assert TOKEN.encode() not in db.read_bytes()
+
+
+@pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
+def test_a_webhook_that_redirects_is_a_failed_attempt_not_a_delivery(code):
+    """A break test: urllib answers a 301, 302 or 303 to a POST with a GET without the body, so a webhook URL that
+    redirects (http:// to https://, a missing trailing slash) took nothing, yet the notice was recorded delivered
+    and never posted again."""
+    from pipelines.lib import webhook
+
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's naming)
+            seen.append(("POST", self.path, self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(code)
+            self.send_header("Location", "/moved")
+            self.end_headers()
+
+        def do_GET(self):  # noqa: N802
+            seen.append(("GET", self.path, b""))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(webhook.DeliveryError) as raised:
+            webhook.post_json(f"http://127.0.0.1:{server.server_port}/hook", {"text": "hello"}, timeout_seconds=5)
+    finally:
+        server.shutdown()
+    assert raised.value.http_status == code
+    assert str(raised.value) == f"HTTP {code} (a redirect: set the webhook URL to the address it points to)"
+    assert seen == [("POST", "/hook", b'{"text": "hello"}')]  # nothing followed
