@@ -111,9 +111,15 @@ def run(
                   TextColumn("{task.fields[label]}"), TimeElapsedColumn(), console=err_console,
                   transient=True) as bar:
         progress.set_listener(progress_listener(bar, bar.add_task("Reading logs", total=None, label="")))
+        undelivered = None
         try:
             started = datetime.now(timezone.utc)
             result = runner.run_pipeline(all_days=all_days, wait_seconds=wait)
+        except runner.NoticesNotDeliveredError as exc:
+            if exc.result is None:
+                err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+                raise typer.Exit(1) from exc
+            result, undelivered = exc.result, exc  # built and published: the summary first, then the error
         except (runner.PipelineError, warehouse.WarehouseBusyError, lake.LakeError) as exc:
             err_console.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(1) from exc
@@ -124,6 +130,9 @@ def run(
             progress.set_listener(None)
     _print_summary(db, result)
     _print_given_up_notices(db, started)
+    if undelivered is not None:  # the night the webhook failed is the night the console must show the incidents
+        err_console.print(f"[red]error:[/red] {escape(str(undelivered))}")
+        raise typer.Exit(1)
 
 
 def _print_given_up_notices(db: Path, since: datetime) -> None:

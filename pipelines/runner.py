@@ -39,10 +39,12 @@ class PipelineError(RuntimeError):
 class NoticesNotDeliveredError(PipelineError):
     """Every day was built and published, but the alert webhook did not take every notice."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, cause: str = "") -> None:
+        self.cause, self.result = cause, None  # result: the RunResult of the days built, when the run got that far
         super().__init__(f"{what}: built and published, but the alert webhook did not take every notice after its "
-                         "retries; the next run posts the ones left (marts.alert_deliveries lists each attempt: "
-                         "cachemeter sql --live)")
+                         f"retries{f' ({cause})' if cause else ''}; the next run posts the ones left "
+                         "(marts.alert_deliveries lists each attempt: cachemeter sql --live; `cachemeter doctor` "
+                         "checks the webhook's settings)")
 
 
 @dataclass(frozen=True)
@@ -128,19 +130,22 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
             progress.report("build", 0, total, f"{ranges[0][0]} .. {ranges[-1][1]} in {workers} processes")
             retried = parallel_days.build_day_local([(first, last) for first, last, _, _ in ranges], workers)
             selection = WINDOW_ASSETS + PUBLISH_ASSETS  # the day-local assets are built
-        undelivered = False
+        undelivered: str | None = None
         for first, last, _, _ in ranges:
             progress.report("build", done, total, f"{first} .. {last}")
             try:
                 retried += _execute(defs, daily_job.name, instance, range_tags(first, last), f"days {first} .. {last}",
                                     selection)
-            except NoticesNotDeliveredError:  # the range is built and published: the webhook must not stop the rest
-                undelivered = True
+            except NoticesNotDeliveredError as exc:  # the range is built and published: the webhook must not stop the rest
+                undelivered = exc.cause
             done += (last - first).days + 1
         progress.report("build", total, total, f"{ranges[0][0]} .. {ranges[-1][1]}")
-        if undelivered:
-            raise NoticesNotDeliveredError(f"days {ranges[0][0]} .. {ranges[-1][1]}")
-    return RunResult(ranges[0][0], ranges[-1][1], retried)
+        result = RunResult(ranges[0][0], ranges[-1][1], retried)
+        if undelivered is not None:
+            failed = NoticesNotDeliveredError(f"days {ranges[0][0]} .. {ranges[-1][1]}", undelivered)
+            failed.result = result  # every day is built and published: the CLI prints the summary before the error
+            raise failed
+    return result
 
 
 def instance_of_home(home: Path) -> dg.DagsterInstance:
@@ -173,7 +178,7 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]
         if failures and {event.step_key for event in failures} == {DELIVERY_STEP}:  # the last step: all else is done
-            raise NoticesNotDeliveredError(what)
+            raise NoticesNotDeliveredError(what, root_cause(failures[-1].step_failure_data.error))
         detail = root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"
         raise PipelineError(f"{what} failed: {detail}{failed_check_details(result.get_asset_check_evaluations())}")
     return sum(event.is_step_up_for_retry for event in result.all_events)

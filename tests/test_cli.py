@@ -487,3 +487,24 @@ def test_a_symlink_leaving_the_logs_folder_is_followed_when_the_variable_says_so
                           env={"CACHEMETER_FOLLOW_SYMLINKS": follow})
         assert done.returncode == 0, done.stderr
         assert query(db, "select count(*) from stage.files") == [(files,)]
+
+
+@pytest.mark.parametrize("setting, cause", [
+    ({"CACHEMETER_WEBHOOK_URL": "htp:/bad"}, "the webhook URL is malformed"),
+    ({"CACHEMETER_WEBHOOK_URL": "http://127.0.0.1:9/hook", "CACHEMETER_WEBHOOK_FORMAT": "pagerduty"},
+     "webhook.format is pagerduty but its routing key is not set"),
+    ({"CACHEMETER_WEBHOOK_URL": "http://127.0.0.1:9/hook", "CACHEMETER_WEBHOOK_FORMAT": "teams"},
+     "webhook.format 'teams' is not one of generic, slack, pagerduty, alertmanager"),
+])
+def test_a_webhook_that_cannot_take_the_notices_still_gets_the_summary_printed_and_names_its_cause(
+        tmp_path, setting, cause):
+    """A break test: the run said only "the alert webhook did not take every notice ... the next run posts the ones
+    left" (the cause, a setting no retry can fix, was swallowed), and printed no summary: on the night the webhook
+    fails, the console is where the operator reads the incidents."""
+    logs = tmp_path / "logs"
+    one_request_log(logs)
+    run = cachemeter("run", "--logs", str(logs), "--db", str(tmp_path / "w.duckdb"), cwd=tmp_path, env=setting)
+    said = " ".join(run.stderr.split())
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert f"built and published, but the alert webhook did not take every notice after its retries ({cause}" in said
+    assert "2026-11-20" in run.stdout and "Daily savings" in run.stdout, run.stdout  # the summary, before the error

@@ -26,7 +26,7 @@ class Result:
 
 def run_checks(db: Path) -> list[Result]:
     """Every check, in order; never raises."""
-    return [_packages(), _catalogue(), _warehouse(db), _snapshot(db), _dagster_home(), _webhook()]
+    return [_packages(), _catalogue(), _warehouse(db), _snapshot(db), _dagster_home(), _webhook(db)]
 
 
 def _packages() -> Result:
@@ -106,11 +106,46 @@ def _dagster_home() -> Result:
     return Result("DAGSTER_HOME", "ok", home)
 
 
-def _webhook() -> Result:
+def _webhook(db: Path) -> Result:
+    """The webhook's settings as a run would use them (a malformed URL, an unknown format, PagerDuty without its
+    routing key: every post fails, and a break test found doctor saying "ok" to each), then the notices not delivered
+    yet as the snapshot records them (the last run's attempts reach it with the next run)."""
     from pipelines.defs.settings import CachemeterSettings
+    from pipelines.lib import webhook
 
-    name = CachemeterSettings.from_env().webhook_url_env
-    if not os.environ.get(name):
+    settings = CachemeterSettings.from_env()
+    name = settings.webhook_url_env
+    url = os.environ.get(name)
+    if not url:
         return Result("alert webhook", "warn", f"{name} is not set: alerts and failed-night notices stay in "
                                                "the warehouse and the Dagster UI (set it to have them posted)")
-    return Result("alert webhook", "ok", f"{name} is set (value hidden)")
+    try:
+        webhook.check_url(url)
+    except webhook.DeliveryError as exc:
+        return Result("alert webhook", "fail", f"{name}: {exc}")
+    problem = webhook.setup_problem(webhook.DeliveryOptions(
+        format=settings.webhook_format, routing_key=os.environ.get(settings.webhook_routing_key_env)))
+    if problem:
+        return Result("alert webhook", "fail", problem)
+    waiting = _undelivered_notices(db)
+    if waiting:
+        return Result("alert webhook", "warn", f"{name} is set (value hidden), format {settings.webhook_format}; {waiting}")
+    return Result("alert webhook", "ok", f"{name} is set (value hidden), format {settings.webhook_format}")
+
+
+def _undelivered_notices(db: Path) -> str | None:
+    """"N incident notice(s) not delivered yet (last error: ...)" from what readers read, or None (none, or no
+    warehouse to read)."""
+    try:
+        with warehouse.open_for_reading(db) as conn:
+            waiting, error = conn.execute(
+                "with latest as (select alert_id, notice, arg_max(status, attempted_at) as status, "
+                "arg_max(error, attempted_at) as error, max(attempted_at) as latest_at from marts.alert_deliveries "
+                "group by all) select count(*) filter (where status = 'failed'), "
+                "arg_max(error, latest_at) filter (where status = 'failed') from latest").fetchall()[0]
+    except (duckdb.Error, OSError, ValueError):  # no warehouse yet, a lock: the settings were checked, enough here
+        return None
+    if not waiting:
+        return None
+    return (f"{waiting} incident notice(s) not delivered yet (last error: {error}); each run posts them again "
+            "(marts.alert_deliveries)")

@@ -133,7 +133,8 @@ FILE_OPTIONS: tuple[Option, ...] = (
     Option("webhook_routing_key_env", "CACHEMETER_PAGERDUTY_ROUTING_KEY", "variable name",
            "pagerduty: environment variable holding the routing key (never logged)", "webhook.routing_key_env"),
     Option("webhook_max_attempts", 5, "attempts",
-           "a notice that failed this many times is dead-lettered (marts.alert_deliveries) and the run warns",
+           "a notice whose request the webhook refused (HTTP 400, 409, 413, 415, 422) this many times is "
+           "dead-lettered (marts.alert_deliveries) and the run warns; any other failure keeps it due",
            "webhook.max_attempts"),
     Option("webhook_timeout_seconds", 10.0, "seconds", "per post", "webhook.timeout_seconds"),
     Option("webhook_time_budget_seconds", 120.0, "seconds",

@@ -35,13 +35,15 @@ class DeliveryError(Exception):
 @dataclass(frozen=True)
 class DeliveryReport:
     """Counts of one delivery pass: notices delivered, failed (tried again next pass), dead-lettered
-    (failed ``max_attempts`` times: given up, visible in marts.alert_deliveries), left for the next
-    pass (the time budget ran out)."""
+    (refused as a request ``max_attempts`` times, ``REFUSED_REQUEST``: given up, visible in
+    marts.alert_deliveries), left for the next pass (the time budget ran out); ``last_error``: the last failed
+    attempt's error (never the URL), None when none failed."""
 
     delivered: int
     failed: int
     dead_letter: int = 0
     deferred: int = 0
+    last_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,22 @@ class DeliveryOptions:
 
 
 FORMATS = ("generic", "slack", "pagerduty", "alertmanager")
+# HTTP answers that refuse the request itself (its body: malformed, conflicting, too large, of a type or content the
+# receiver rejects), which no later attempt of the same notice changes: only these are dead-lettered after
+# max_attempts (RFC 9110, section 15.5)
+REFUSED_REQUEST = frozenset({400, 409, 413, 415, 422})
+
+
+def setup_problem(options: DeliveryOptions) -> str | None:
+    """What in the delivery settings makes every post fail whatever the webhook does (one line, naming the setting),
+    or None: an unknown ``format``, or ``pagerduty`` without its routing key (PagerDuty refuses every event without
+    one; before, each was posted with ``"routing_key": null``)."""
+    if options.format not in FORMATS:
+        return f"webhook.format {options.format!r} is not one of {', '.join(FORMATS)}"
+    if options.format == "pagerduty" and not (options.routing_key or "").strip():
+        return ("webhook.format is pagerduty but its routing key is not set (the variable webhook.routing_key_env "
+                "names, CACHEMETER_PAGERDUTY_ROUTING_KEY by default)")
+    return None
 
 
 def _iso(day) -> str | None:
@@ -176,14 +194,21 @@ def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str, post: Callable[..
     dedup key / fingerprint). Each attempt is recorded in ``marts.alert_deliveries``; a notice that
     fails is tried again by the next pass (the asset fails, and Dagster's ``RetryPolicy`` runs the pass
     again with backoff, so there is no retry loop here), and after ``max_attempts`` failures it is
-    recorded as ``dead_letter`` and not tried again. Notices left when ``time_budget_seconds`` runs out
-    wait for the next pass. Raises ``DeliveryError`` (without the URL) for a malformed URL.
+    recorded as ``dead_letter`` and not tried again, but only when each was the webhook refusing this very request
+    (``REFUSED_REQUEST``: its body, which no later attempt changes). A webhook that is down, slow, redirecting,
+    rate-limiting or refusing the URL or its credentials (no answer, 5xx, 3xx, 429, 401, 403, 404) keeps every
+    notice due, however many nights that lasts, and fails each run's pass until it is fixed. (Given up after five
+    attempts of any kind, an outage of two nights lost its incidents for good and the runs after it went green: a
+    break test.)
+    Notices left when ``time_budget_seconds`` runs out wait for the next pass. Raises ``DeliveryError``
+    (without the URL) for a malformed URL.
     """
     check_url(url)  # a malformed URL fails every post: one clear error (without the URL), no attempts recorded
     cursor = conn.execute(statement("alerts/alert_deliveries__pending"), {"window_days": options.window_days})
     columns = [d[0] for d in cursor.description]
     pending = [dict(zip(columns, row)) for row in cursor.fetchall()]
     delivered = failed = dead = deferred = 0
+    last_error = None
     not_opened = set()  # incidents whose 'opened' failed in this pass: their 'resolved' waits for it
     started = clock()
     for notice in pending:
@@ -200,11 +225,14 @@ def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str, post: Callable[..
             status, error = exc.http_status, str(exc).replace(url, "<webhook>")
         ok = error is None and status is not None and 200 <= status < 300
         attempt = notice["attempts"] + 1
-        state = "delivered" if ok else "dead_letter" if attempt >= options.max_attempts else "failed"
+        state = ("delivered" if ok else "dead_letter" if attempt >= options.max_attempts and status in REFUSED_REQUEST
+                 else "failed")
+        if not ok:
+            last_error = error or f"HTTP {status}"
         conn.execute(statement("alerts/alert_deliveries__insert"), {
             "alert_id": notice["incident_key"], "notice": notice["notice"], "attempt": attempt, "status": state,
             "http_status": status, "error": error})
         delivered, failed, dead = delivered + ok, failed + (state == "failed"), dead + (state == "dead_letter")
         if not ok and notice["notice"] == "opened":
             not_opened.add(notice["incident_key"])
-    return DeliveryReport(delivered, failed, dead, deferred)
+    return DeliveryReport(delivered, failed, dead, deferred, last_error)

@@ -4,7 +4,8 @@
 -- its 'resolved' once resolved and its opening delivered or due in the same pass (an incident that opened
 -- and resolved while the webhook was down is posted as both, in that order; lib/webhook.py holds the
 -- resolved back when its opening fails in the pass), and a 'retracted' for an incident delivered but no
--- longer found. A notice delivered or dead-lettered is done; one tried and failed stays due until it is. The
+-- longer found. A notice delivered or dead-lettered is done; one tried and failed stays due until it is (however
+-- long the webhook is down: only a notice the webhook refuses as a request is dead-lettered, lib/webhook.py). The
 -- newest day is core.usage's, not the incidents': a build of many day ranges delivers after each, and its first
 -- ranges are old.
 with

@@ -1,6 +1,6 @@
 -- marts.alert_deliveries: every attempt to post an incident notice to the webhook (grain: incident,
 -- notice, attempt). A notice with a 'delivered' or 'dead_letter' row is never posted again; a
--- 'dead_letter' row means it failed alerts.delivery.max_attempts times. The webhook URL is never stored.
+-- 'dead_letter' row means the webhook refused its request webhook.max_attempts times. The URL is never stored.
 create table if not exists marts.alert_deliveries (
     alert_id      varchar,      -- marts.cache_incidents.incident_key
     attempt       integer,      -- 1, 2, ... across sensor ticks

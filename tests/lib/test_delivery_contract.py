@@ -84,29 +84,63 @@ def test_a_slow_or_dying_receiver_gets_each_notice_once_by_its_idempotency_key(w
     assert len(receiver.accepted) == 1 and recorded == [("opened", "failed", 1), ("opened", "delivered", 2)]
 
 
-def test_a_receiver_down_for_two_nights_is_dead_lettered_visibly_then_resolves_go_out(warehouse, tmp_path):
+def test_a_receiver_down_for_many_nights_keeps_its_notices_due_then_gets_opened_and_resolved(warehouse, tmp_path):
+    """A break test: each notice was given up after max_attempts attempts of any kind, so an outage of two nights
+    (three attempts a night) dead-lettered the incident for good, the runs after it went green while the webhook
+    was still down, and nothing was posted when it came back (README: "a webhook that stays down ends the run with
+    an error ... the next run posts what is left"). A webhook that is down keeps every notice due."""
     db = copy_of(warehouse, tmp_path)
     down = "http://127.0.0.1:9/hook"  # discard port: connection refused
     with duckdb.connect(str(db)) as conn:
-        nights = [webhook.deliver_pending(conn, down, options=FAST) for _ in range(2)]
-        assert [(n.failed, n.dead_letter) for n in nights] == [(1, 0), (1, 0)]
-        third = webhook.deliver_pending(conn, down, options=FAST)
-        assert (third.failed, third.dead_letter) == (0, 1)
-        assert notices(conn)[-1] == ("opened", "dead_letter", 3)
-        assert webhook.deliver_pending(conn, down, options=FAST).failed == 0  # given up: no endless retries
-        # a fresh incident's notices still go out once the receiver is back; a resolve follows its opening
-        conn.execute("delete from marts.alert_deliveries")
+        nights = [webhook.deliver_pending(conn, down, options=FAST) for _ in range(5)]  # max_attempts is 3
+        assert [(n.failed, n.dead_letter) for n in nights] == [(1, 0)] * 5
+        assert nights[-1].last_error == "ConnectionRefusedError: Connection refused"
+        assert notices(conn)[-1] == ("opened", "failed", 5)
+        conn.execute("update marts.cache_incidents set status = 'resolved', resolved_day = date '2026-11-10'")
         receiver = Receiver()
         try:
-            webhook.deliver_pending(conn, receiver.url, options=FAST)
-            conn.execute("update marts.cache_incidents set status = 'resolved', resolved_day = date '2026-11-10'")
-            webhook.deliver_pending(conn, receiver.url, options=FAST)
-            webhook.deliver_pending(conn, receiver.url, options=FAST)
+            back = webhook.deliver_pending(conn, receiver.url, options=FAST)
+            again = webhook.deliver_pending(conn, receiver.url, options=FAST)
         finally:
             receiver.close()
+    assert (back.delivered, back.failed, again.delivered) == (2, 0, 0)
     assert [k.split(":")[1] for k in receiver.received] == ["opened", "resolved"]
     resolved = receiver.accepted[receiver.received[1]]
     assert resolved["status"] == "resolved" and resolved["endsAt"] == "2026-11-10T00:00:00Z"
+
+
+@pytest.mark.parametrize("code, given_up", [(422, True), (400, True), (500, False), (404, False), (429, False)])
+def test_only_a_notice_the_webhook_refuses_as_a_request_is_given_up(warehouse, tmp_path, code, given_up):
+    """A body the receiver rejects (400, 422: no later attempt changes it) is dead-lettered after max_attempts, so it
+    cannot fail every night; an unavailable or misconfigured webhook (5xx, 404, 429) keeps the notice due."""
+    db = copy_of(warehouse, tmp_path)
+    answers = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            answers.append(code)
+            self.send_response(code)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with duckdb.connect(str(db)) as conn:
+            passes = [webhook.deliver_pending(conn, f"http://127.0.0.1:{server.server_port}/hook", options=FAST)
+                      for _ in range(4)]
+            recorded = notices(conn)
+    finally:
+        server.shutdown()
+    if given_up:
+        assert [(p.failed, p.dead_letter) for p in passes] == [(1, 0), (1, 0), (0, 1), (0, 0)]
+        assert recorded[-1] == ("opened", "dead_letter", 3) and len(answers) == 3
+    else:
+        assert [(p.failed, p.dead_letter) for p in passes] == [(1, 0)] * 4
+        assert recorded[-1] == ("opened", "failed", 4) and len(answers) == 4
 
 
 def test_a_rebuild_that_drops_a_delivered_incident_sends_a_retraction(warehouse, tmp_path):

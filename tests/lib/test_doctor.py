@@ -49,3 +49,40 @@ def test_the_snapshot_check_names_days_staged_but_not_built(tmp_path):
         f"{tmp_path / 'w.snapshot.duckdb'} missing: a successful `cachemeter run` publishes it; 2 UTC days from "
         "2026-11-18 to 2026-11-19 staged but not built yet (the last run did not finish, or one is under way): their "
         "numbers are missing or out of date here until a run builds them")
+
+
+def test_the_webhook_check_fails_on_settings_no_post_can_succeed_with(monkeypatch, tmp_path):
+    """A break test: doctor said "ok" to a malformed URL, an unknown format and PagerDuty without its routing key,
+    each of which fails every post of every run."""
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", "htp:/bad")
+    assert doctor._webhook(tmp_path / "w.duckdb") == doctor.Result(
+        "alert webhook", "fail", "CACHEMETER_WEBHOOK_URL: the webhook URL is malformed (it needs http:// or https:// "
+                                 "and a host; not shown, it is a secret)")
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", "https://events.example/v2/enqueue")
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_FORMAT", "pagerduty")
+    monkeypatch.delenv("CACHEMETER_PAGERDUTY_ROUTING_KEY", raising=False)
+    assert doctor._webhook(tmp_path / "w.duckdb").status == "fail"
+    assert "routing key is not set" in doctor._webhook(tmp_path / "w.duckdb").detail
+    monkeypatch.setenv("CACHEMETER_PAGERDUTY_ROUTING_KEY", "R0UT1NG")
+    assert doctor._webhook(tmp_path / "w.duckdb") == doctor.Result(
+        "alert webhook", "ok", "CACHEMETER_WEBHOOK_URL is set (value hidden), format pagerduty")
+
+
+def test_the_webhook_check_names_notices_not_delivered_yet(monkeypatch, tmp_path):
+    import duckdb
+
+    from pipelines.lib import warehouse
+
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", "https://hooks.example/T/B/secret")
+    db = tmp_path / "w.duckdb"
+    with warehouse.connect(db) as conn:
+        conn.execute("insert into marts.alert_deliveries (alert_id, notice, attempt, attempted_at, status, http_status, "
+                     "error) values ('a', 'opened', 1, '2026-11-20 01:00:00+00', 'failed', 500, 'HTTP 500'), "
+                     "('a', 'opened', 2, '2026-11-21 01:00:00+00', 'failed', null, 'timed out'), "
+                     "('b', 'opened', 1, '2026-11-20 01:00:00+00', 'failed', 500, 'HTTP 500'), "
+                     "('b', 'opened', 2, '2026-11-21 01:00:00+00', 'delivered', 200, null)")
+        warehouse.publish_snapshot(conn, db)
+    assert doctor._webhook(db) == doctor.Result(
+        "alert webhook", "warn", "CACHEMETER_WEBHOOK_URL is set (value hidden), format generic; 1 incident notice(s) "
+                                 "not delivered yet (last error: timed out); each run posts them again "
+                                 "(marts.alert_deliveries)")

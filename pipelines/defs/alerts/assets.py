@@ -84,8 +84,8 @@ def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
         format=settings.webhook_format, routing_key=os.environ.get(settings.webhook_routing_key_env),
         max_attempts=settings.webhook_max_attempts, timeout_seconds=settings.webhook_timeout_seconds,
         time_budget_seconds=settings.webhook_time_budget_seconds, window_days=settings.webhook_window_days)
-    if options.format not in webhook.FORMATS:
-        raise dg.Failure(f"webhook.format {options.format!r} is not one of {', '.join(webhook.FORMATS)}", allow_retries=False)
+    if problem := webhook.setup_problem(options):  # trying again cannot help: fix the setting
+        raise dg.Failure(problem, allow_retries=False)
     with warehouse_connection(duckdb) as conn:
         try:
             report = webhook.deliver_pending(conn, url, options=options)
@@ -94,6 +94,7 @@ def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
     counts = {"delivered": report.delivered, "failed": report.failed, "dead_letter": report.dead_letter,
               "deferred": report.deferred}
     if report.failed or report.dead_letter:
-        raise dg.Failure(f"{report.failed + report.dead_letter} notice(s) could not be delivered ({report.delivered} delivered, "
-                         f"{report.dead_letter} given up as dead_letter); see marts.alert_deliveries", metadata=counts)
+        raise dg.Failure(f"{report.failed + report.dead_letter} notice(s) not delivered ({report.delivered} delivered, "
+                         f"{report.dead_letter} given up as dead_letter; last error: {report.last_error})",
+                         metadata=counts)
     return dg.MaterializeResult(metadata={**counts, "webhook": "configured", "format": options.format})
