@@ -86,17 +86,20 @@ def _iso(day) -> str | None:
 
 
 def payload(notice: dict, options: DeliveryOptions = DeliveryOptions()) -> dict:
-    """The JSON body of one notice (``opened``, ``resolved`` or ``retracted``) in ``options.format``.
+    """The JSON body of one notice (``opened``, ``resolved``, ``retracted``, or for an incident opened again after its
+    resolution was delivered ``reopened:<n>`` and ``resolved:<n>``, n its cycle from 2) in ``options.format``.
 
     ``notice`` is a row of ``sql/alerts/alert_deliveries__pending.sql``. Firing while opened; resolved
     (and, for a retraction, ``retracted: true``) otherwise. Raises ``ValueError`` for an unknown format.
     """
-    firing = notice["notice"] == "opened"
+    kind, _, cycle = notice["notice"].partition(":")  # reopened:2, resolved:2: an incident's second cycle
+    firing = kind in ("opened", "reopened")
     status = "firing" if firing else "resolved"
     labels = {k: notice[k] for k in ("rule", "severity", "provider", "model", "tenant", "app", "prefix_family")
               if notice.get(k) is not None}
     lost = None if notice.get("lost_savings_usd") is None else str(notice["lost_savings_usd"])
-    verb = {"opened": "opened", "resolved": "resolved", "retracted": "retracted (a rebuild no longer finds it)"}[notice["notice"]]
+    verb = {"opened": "opened", "reopened": "opened again (later data shows it after its resolution)",
+            "resolved": "resolved", "retracted": "retracted (a rebuild no longer finds it)"}[kind]
     text = f"[{notice.get('severity') or 'info'}] {notice.get('rule') or 'incident'} {verb}: {notice.get('message') or notice['incident_key']}"
     starts, ends = _iso(notice.get("opened_day")), None if firing else _iso(notice.get("resolved_day") or notice.get("last_day"))
     if options.format == "slack":
@@ -115,8 +118,8 @@ def payload(notice: dict, options: DeliveryOptions = DeliveryOptions()) -> dict:
                 "groupLabels": {"alertname": alert["labels"]["alertname"]}, "commonLabels": alert["labels"],
                 "commonAnnotations": alert["annotations"], "externalURL": "", "truncatedAlerts": 0, "alerts": [alert]}
     if options.format == "generic":
-        return {"incident_key": notice["incident_key"], "notice": notice["notice"], "status": status,
-                "retracted": notice["notice"] == "retracted", "startsAt": starts, "endsAt": ends, "labels": labels,
+        return {"incident_key": notice["incident_key"], "notice": kind, "cycle": int(cycle or 1), "status": status,
+                "retracted": kind == "retracted", "startsAt": starts, "endsAt": ends, "labels": labels,
                 "message": notice.get("message"), "lost_savings_usd": lost, "text": text}
     raise ValueError(f"unknown delivery format {options.format!r}: use one of {', '.join(FORMATS)}")
 

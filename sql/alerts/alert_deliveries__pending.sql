@@ -7,9 +7,16 @@
 -- longer found. A notice delivered or dead-lettered is done; one tried and failed stays due until it is (however
 -- long the webhook is down: only a notice the webhook refuses as a request is dead-lettered, lib/webhook.py). The
 -- newest day is core.usage's, not the incidents': a build of many day ranges delivers after each, and its first
--- ranges are old.
+-- ranges are old. An incident that late data opens again after its resolution was delivered gets 'reopened:<n>'
+-- (n = 2 for the first time, its cycle), and resolving again 'resolved:<n>': the receiver's last word is made to
+-- follow the warehouse (before, it kept the first resolution while the incident was open for days: a break test).
 with
 newest as (select max(day) as day from core.usage),
+last_delivered as (  -- per incident: the last notice the webhook took, and how many re-openings it took
+    select alert_id as incident_key, arg_max(notice, attempted_at) as notice,
+           count(*) filter (where starts_with(notice, 'reopened:')) as reopenings
+    from marts.alert_deliveries where status = 'delivered' group by alert_id
+),
 delivered as (
     select alert_id as incident_key, notice from marts.alert_deliveries where status = 'delivered'
 ),
@@ -34,6 +41,14 @@ due as (
            or ((i.opened_day >= newest.day - to_days($window_days)
                 or exists (select 1 from attempted a where a.incident_key = i.incident_key and a.notice = 'opened'))
                and not exists (select 1 from done x where x.incident_key = i.incident_key and x.notice = 'opened')))
+    union all by name
+    select i.*, 'reopened:' || (l.reopenings + 2) as notice, 4 as notice_order
+    from marts.cache_incidents i join last_delivered l on l.incident_key = i.incident_key
+    where i.status = 'open' and (l.notice = 'resolved' or starts_with(l.notice, 'resolved:'))
+    union all by name
+    select i.*, 'resolved:' || split_part(l.notice, ':', 2) as notice, 5 as notice_order
+    from marts.cache_incidents i join last_delivered l on l.incident_key = i.incident_key
+    where i.status = 'resolved' and starts_with(l.notice, 'reopened:')
     union all by name
     select e.incident_key, e.day as last_day, 'retracted' as notice, 3 as notice_order,
            'an incident delivered earlier is no longer found after a rebuild (late or edited data)' as message

@@ -194,3 +194,38 @@ def test_pagerduty_and_alertmanager_payloads_tie_trigger_and_resolve():
         "text": "[critical] hit_rate_drop opened: acme/bot: token hit rate dropped"}
     with pytest.raises(ValueError, match="unknown delivery format"):
         webhook.payload(NOTICE, webhook.DeliveryOptions(format="teams"))
+
+
+def test_an_incident_opened_again_after_its_resolution_went_out_is_announced_each_cycle(warehouse, tmp_path):
+    """A break test: late data re-opened an incident whose resolution was delivered (its resolved event gone, the
+    same incident key open again), and nothing was posted, then nothing when it resolved again: the receiver kept
+    "resolved" while the warehouse showed it open and critical for days. Each cycle now gets reopened:<n> (firing)
+    and resolved:<n>, each posted once under its own Idempotency-Key."""
+    db = copy_of(warehouse, tmp_path)
+    receiver = Receiver()
+
+    def resolve(conn):
+        conn.execute("update marts.cache_incidents set status = 'resolved', resolved_day = date '2026-11-10'")
+
+    def reopen(conn):
+        conn.execute("update marts.cache_incidents set status = 'open', resolved_day = null")
+
+    try:
+        with duckdb.connect(str(db)) as conn:
+            passes = [webhook.deliver_pending(conn, receiver.url, options=FAST).delivered]
+            for change in (resolve, reopen, reopen, resolve, reopen):  # the second reopen changes nothing
+                change(conn)
+                passes.append(webhook.deliver_pending(conn, receiver.url, options=FAST).delivered)
+            recorded = notices(conn)
+    finally:
+        receiver.close()
+    assert passes == [1, 1, 1, 0, 1, 1]
+    assert [k.split(":", 1)[1] for k in receiver.received] == ["opened", "resolved", "reopened:2", "resolved:2",
+                                                                "reopened:3"]
+    bodies = [receiver.accepted[k] for k in receiver.received]
+    assert [(b["notice"], b["cycle"], b["status"]) for b in bodies] == [
+        ("opened", 1, "firing"), ("resolved", 1, "resolved"), ("reopened", 2, "firing"), ("resolved", 2, "resolved"),
+        ("reopened", 3, "firing")]
+    assert "opened again (later data shows it after its resolution)" in bodies[2]["text"]
+    assert [r[:2] for r in recorded] == [(n, "delivered") for n in ("opened", "resolved", "reopened:2", "resolved:2",
+                                                                     "reopened:3")]
