@@ -66,7 +66,7 @@ class _SettingsBase(dg.ConfigurableResource):
                           recovery_drop=self.incident_recovery_drop, recovery_days=self.incident_recovery_days,
                           min_requests=self.alert_min_requests, reference_days=self.incident_reference_days,
                           min_reference_days=self.incident_min_reference_days, pool_max_days=self.incident_pool_max_days,
-                          confidence_z=self.incident_confidence_z)
+                          confidence_z=self.incident_confidence_z, quiet_days=self.incident_quiet_days)
 
 
 # The file options as pydantic fields (name: type = default), so a setting's name and default are

@@ -30,6 +30,9 @@ Judging a series day d (``evaluate_series``):
   are frozen; it resolves on the ``recovery_days``-th evaluated day in a row whose rate is within
   ``recovery_drop`` of the frozen baseline (hysteresis: ``recovery_drop`` < ``min_drop``). Lost savings
   accumulate every open day: (frozen baseline - observed) x prompt tokens x (input - cache read price).
+  A series that sends no traffic for ``quiet_days`` complete days resolves its open incident on the last of them
+  (the app was retired or renamed: before, such an incident stayed open for good; a break test); its series is
+  judged again each night while an incident is open, since no new day of its own changes its inputs.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class Thresholds:
     min_reference_days: int
     pool_max_days: int
     confidence_z: float
+    quiet_days: int
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,7 @@ class Incident:
     divergence_offset_chars: int | None = None
     divergence_offset_tokens: int | None = None
     events: list[dict] = field(default_factory=list)
+    quiet_since: date | None = None  # a series incident resolved because its series sent no traffic from this day
 
     @property
     def status(self) -> str:
@@ -167,10 +172,24 @@ def evaluate_series(scope: dict, days: list[SeriesDay], last_complete: date | No
                             "requests": sum(d.requests for d in pool) or None, "observed": observed,
                             "baseline": baseline, "threshold": threshold, "incident_key": key})
 
+    def quiet(until: date) -> None:  # resolve the open incident if its series sent nothing for quiet_days until then
+        nonlocal current
+        if current is not None and (until - last_traffic).days >= t.quiet_days:
+            current.resolved_day = last_traffic + timedelta(days=t.quiet_days)
+            current.quiet_since = last_traffic + timedelta(days=1)
+            current.events.append({"incident_key": current.incident_key, "day": current.resolved_day,
+                                   "event": "resolved", "observed_token_hit_rate": None,
+                                   "lost_savings_usd": Decimal(0)})
+            current = None
+
+    last_traffic = None
     for i, today in enumerate(days):
         if last_complete is None or today.day > last_complete:
             record(today.day, "held", f"day not complete: the logs have not moved past it yet (complete up to {last_complete})")
             continue
+        if last_traffic is not None:
+            quiet(today.day - timedelta(days=1))
+        last_traffic = today.day
         if current is not None:  # frozen baseline: keep accruing what the incident costs
             lost = _lost(current.baseline, today)
             current.lost_savings_usd += lost
@@ -232,6 +251,8 @@ def evaluate_series(scope: dict, days: list[SeriesDay], last_complete: date | No
         else:
             record(today.day, "evaluated", None, pool, observed, baseline, threshold)
             reference.append(today)
+    if last_traffic is not None and last_complete is not None:
+        quiet(last_complete)
     return evaluations, incidents
 
 
@@ -312,7 +333,10 @@ def series_message(incident: Incident, cause: dict | None) -> str:
     s = incident.scope
     head = f"{s['tenant']}/{s['app']} ({s['provider']} {s['model'] or '?'})"
     lost = incident.lost_savings_usd or Decimal(0)
-    if incident.resolved_day is not None:
+    if incident.quiet_since is not None:
+        state = (f"resolved {incident.resolved_day}: no traffic since {incident.quiet_since} (the app retired or "
+                 f"renamed?), hit rate last {incident.observed * 100:.1f}%")
+    elif incident.resolved_day is not None:
         state = f"resolved {incident.resolved_day}, hit rate back to {incident.observed * 100:.1f}%"
     else:
         state = f"open since {incident.opened_day}, hit rate now {incident.observed * 100:.1f}%"
@@ -394,6 +418,9 @@ def _series_incidents(conn, t: Thresholds, last_complete: date | None, pa) -> tu
         current[(provider, model, tenant, app)] = f"{digest};complete={complete};held_until={held_until};{t!r}"
     recorded = {tuple(row[:4]): row[4:] for row in conn.execute(
         "select provider, model, tenant, app, inputs, incidents_json from stage.incident_series").fetchall()}
+    for key, (_, incidents_json) in recorded.items():  # an open incident can resolve quiet without a new day
+        if key in current and any(value["resolved_day"] is None for value in json.loads(incidents_json)):
+            current[key] += f";open_on={last_complete}"
     if not recorded:  # nothing recorded (a warehouse from before the record was kept): every series is judged anew
         conn.execute(statement("alerts/series_evaluations__delete_all"))
     changed = [key for key, inputs in current.items() if recorded.get(key, (None,))[0] != inputs]
@@ -417,7 +444,10 @@ def _series_incidents(conn, t: Thresholds, last_complete: date | None, pa) -> tu
         for incident in found:
             incident.scope["prefix_family"] = None
         evaluations += rows
-        judged.append({**dict(zip(SERIES, key)), "inputs": current[key],
+        inputs = current[key].split(";open_on=")[0]  # (as the next run computes them: open_on while one is open)
+        if any(incident.resolved_day is None for incident in found):
+            inputs += f";open_on={last_complete}"
+        judged.append({**dict(zip(SERIES, key)), "inputs": inputs,
                        "incidents_json": json.dumps([asdict(i) for i in found], default=_json_value)})
         incidents += found
     _insert(conn, "alerts/series_evaluations__insert", "evaluations_frame", evaluations, EVALUATION_TYPES, pa)

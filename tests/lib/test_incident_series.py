@@ -78,13 +78,14 @@ def test_a_second_pass_over_unchanged_evidence_judges_no_series_and_equals_a_ful
     # the logs move on a day: every series had held days, so each is judged again
     watermark(conn, DAYS - 2)
     assert rebuild(conn)["judged_series"] == 4
-    # a new day of one series alone, the logs past it: only that series is judged again
+    # a new day of one series alone, the logs past it: only that series is judged again, and the series with an
+    # open incident (it may resolve quiet as the days pass without its traffic)
     watermark(conn, DAYS + 1)
     rebuild(conn)
     add_day(conn, "steady", DAYS, rng)
     watermark(conn, DAYS + 2)
     counts = rebuild(conn)
-    assert (counts["judged_series"], counts["judged_days"], counts["kept_series"]) == (1, DAYS + 1, 3)
+    assert (counts["judged_series"], counts["judged_days"], counts["kept_series"]) == (2, DAYS + 1 + DAYS, 2)
     incremental = stored(conn)
 
     conn.execute("delete from stage.incident_series")  # forget what was judged: a full recompute
@@ -128,3 +129,30 @@ def test_a_resolved_rule_incident_says_so_after_its_last_alert_days_message():
     still_open = incidents.rule_incidents([alert(date(2026, 11, 2)), alert(date(2026, 11, 3))], date(2026, 11, 5), 3)
     assert [i.message for i in still_open] == ["the opening now breaks at char 55 (2026-11-03)"]
     assert still_open[0].resolved_day is None and found[0].resolved_day == date(2026, 11, 6)
+
+
+def test_an_open_series_incident_resolves_when_its_series_sends_no_traffic_for_quiet_days(tmp_path):
+    """A break test: an app retired (or renamed) while its hit-rate incident was open kept it open for good, "hit rate
+    now 0.0%" night after night, with no way to close it. No traffic for quiet_days (7) complete days resolves it on
+    the last of them, and the nightly runs judge the quiet series again though none of its days changed."""
+    rng = random.Random(7)
+    conn = warehouse.prepare(duckdb.connect(":memory:"))
+    for n in range(DAYS):  # "open": its incident opens on day 34, and day 39 is its last traffic
+        add_day(conn, "open", n, rng)
+    last = FIRST + timedelta(days=DAYS - 1)
+    for n in range(DAYS, DAYS + 8):  # nightly runs, the logs (other apps') moving on a day at a time
+        watermark(conn, n + 1)  # day n complete
+        rebuild(conn)
+        got = conn.execute("select status, resolved_day, message from marts.cache_incidents").fetchall()
+        quiet_days = (FIRST + timedelta(days=n) - last).days
+        if quiet_days < 7:
+            assert [g[:2] for g in got] == [("open", None)], n
+        else:
+            assert [g[:2] for g in got] == [("resolved", last + timedelta(days=7))], n
+            assert f"resolved {last + timedelta(days=7)}: no traffic since {last + timedelta(days=1)}" in got[0][2]
+    events = conn.execute("select day, event from marts.cache_incident_events where event = 'resolved'").fetchall()
+    assert events == [(last + timedelta(days=7), "resolved")]
+    incremental = stored(conn)
+    conn.execute("delete from stage.incident_series")  # a one-go recompute gives the same
+    rebuild(conn)
+    assert stored(conn) == incremental
