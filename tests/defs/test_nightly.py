@@ -2,7 +2,7 @@
 jobs, rebuild every stale day, never show a stale day as passing, and report a failed or missing night."""
 
 import json
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import dagster as dg
 import duckdb
@@ -175,6 +175,36 @@ def test_the_watchdog_posts_once_when_yesterday_is_not_built_by_the_deadline(tmp
     assert again == "2026-11-11 already judged"
     (notice,) = [b for b in receiver.bodies if b.get("cachemeter", {}).get("event") == "missing_day"]  # (the run posts its alerts too)
     assert notice["text"].startswith("[critical] cachemeter: no usage for 2026-11-11 by 06:00 UTC")
+
+
+def test_the_watchdog_posts_when_yesterday_was_built_only_while_it_was_under_way(tmp_path, monkeypatch):
+    """A break test: the night before stages the first hours of the next day and builds its partition, so a night
+    that did not run at all left that day with a few hours of data, and the watchdog found the early build and said
+    "built". A build counts only when made after the day was complete (its end plus complete_lag_hours)."""
+    from pipelines import runner
+    from pipelines.definitions import defs
+    from pipelines.defs.nightly import sensors
+
+    today = datetime.now(timezone.utc)
+    logs = tmp_path / "logs"
+    write_jsonl(logs / "today.jsonl", [{"ts": (today - timedelta(minutes=1)).isoformat(), "provider": "openai",
+                                        "model": "gpt-4o", "request_id": "r1",
+                                        "response": {"usage": {"prompt_tokens": 10, "completion_tokens": 1}}}])
+    runner.configure(logs, tmp_path / "w.duckdb", None)
+    instance = dg.DagsterInstance.ephemeral()
+    receiver = Receiver()
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", receiver.url)
+    resources = {"settings": dict(defs().resources)["settings"]}
+    try:
+        runner.run_pipeline(instance=instance)  # builds today's partition while today is under way
+        tomorrow = datetime.combine(today.date() + timedelta(days=1), datetime.min.time(), timezone.utc)
+        monkeypatch.setattr(sensors, "utc_now", lambda: tomorrow + timedelta(hours=7))
+        said = sensors.nightly_watchdog(dg.build_sensor_context(instance=instance, resources=resources)).skip_message
+    finally:
+        receiver.close()
+    assert said == "posted"
+    (notice,) = [b for b in receiver.bodies if b.get("cachemeter", {}).get("event") == "missing_day"]
+    assert notice["text"].startswith(f"[critical] cachemeter: {today.date()} was built only while it was under way")
 
 
 def test_the_pending_days_sensor_says_what_is_wrong_with_the_warehouse(tmp_path, monkeypatch):

@@ -149,7 +149,10 @@ def run_failure_notice(context: dg.RunFailureSensorContext, settings: Cachemeter
 @dg.sensor(minimum_interval_seconds=900, default_status=dg.DefaultSensorStatus.RUNNING,
            description="Posts one notice when yesterday's core/usage partition is not built by the deadline hour (UTC).")
 def nightly_watchdog(context: dg.SensorEvaluationContext, settings: CachemeterSettings) -> dg.SkipReason:
-    """Freshness of the nightly run: yesterday (UTC) must have a ``core/usage`` materialization by the deadline."""
+    """Freshness of the nightly run: yesterday (UTC) must have a ``core/usage`` materialization made after it was
+    complete (its end plus ``complete_lag_hours``) by the deadline. A build while the day was under way does not
+    count: the night before stages the first hours of the next day and builds its partition, so a night that did not
+    run at all left yesterday with a few hours of data and the watchdog saying "built" (a break test)."""
     now = utc_now()
     yesterday = (now - timedelta(days=1)).date()
     if now.hour < DEADLINE_HOUR_UTC or yesterday < date.fromisoformat(PARTITIONS_START):
@@ -161,11 +164,19 @@ def nightly_watchdog(context: dg.SensorEvaluationContext, settings: CachemeterSe
     context.update_cursor(yesterday.isoformat())
     built = context.instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=dg.AssetKey(["core", "usage"]), asset_partitions=[yesterday.isoformat()]),
-        limit=1).records
-    if built:
+        limit=1).records  # the newest first
+    complete = datetime.combine(yesterday + timedelta(days=1), datetime.min.time(), timezone.utc) + timedelta(
+        hours=settings.complete_lag_hours)
+    if built and built[0].timestamp >= complete.timestamp():
         return dg.SkipReason(f"{yesterday} is built")
-    text = (f"[critical] cachemeter: no usage for {yesterday} by {DEADLINE_HOUR_UTC:02d}:00 UTC: the nightly run "
-            "did not build it (did it run? were logs for that day written?)")
+    if built:
+        at = datetime.fromtimestamp(built[0].timestamp, timezone.utc)
+        text = (f"[critical] cachemeter: {yesterday} was built only while it was under way (last at "
+                f"{at:%Y-%m-%d %H:%M} UTC), not after it ended, by {DEADLINE_HOUR_UTC:02d}:00 UTC: the nightly run did "
+                "not run since (is the schedule on? is a run stuck in the queue?)")
+    else:
+        text = (f"[critical] cachemeter: no usage for {yesterday} by {DEADLINE_HOUR_UTC:02d}:00 UTC: the nightly run "
+                "did not build it (did it run? were logs for that day written?)")
     return dg.SkipReason(_notify(settings, text, {"event": "missing_day", "day": yesterday.isoformat()}))
 
 
