@@ -116,3 +116,18 @@ def test_a_step_stopped_by_a_signal_says_so_not_dagsters_class_name():
     assert root_cause(wrapped) == root_cause(stopped)
     failing = SimpleNamespace(cls_name="ValueError", cause=None, message="builtins.ValueError: bad value\n")
     assert root_cause(failing) == "bad value"
+
+
+def test_a_step_whose_retries_ran_out_names_why_it_asked_for_them():
+    """A break test: a nightly run on a warehouse held by a CLI run failed with the notice "core__billed_costs: Exceeded
+    max_retries of 5"; who held the file was only in the run log's tracebacks (the RetryRequested's cause)."""
+    from pipelines.defs.nightly.sensors import root_cause
+
+    busy = SimpleNamespace(cls_name="WarehouseBusyError", cause=None,
+                           message="pipelines.lib.warehouse.WarehouseBusyError: the warehouse /w.duckdb is in use by "
+                                   "PID 7210 (cachemeter run --all-days)\n")
+    retried = SimpleNamespace(cls_name="RetryRequested", cause=busy,
+                              message="dagster._core.definitions.events.RetryRequested: Exceeded max_retries of 5\n")
+    step = SimpleNamespace(cls_name="DagsterExecutionStepExecutionError", cause=retried, message="Error occurred")
+    assert root_cause(step) == ("the warehouse /w.duckdb is in use by PID 7210 (cachemeter run --all-days) "
+                                "(still so after 5 retries)")

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import date, datetime, timedelta, timezone
 
 import dagster as dg
@@ -100,6 +101,12 @@ def root_cause(error) -> str:
     """
     while error.cls_name.startswith("Dagster") and getattr(error, "cause", None) is not None:
         error = error.cause
+    if error.cls_name == "RetryRequested" and getattr(error, "cause", None) is not None:
+        # a step that asked to be run again (the warehouse held by another process, a DuckLake conflict) until its
+        # retries ran out: Dagster's words were "Exceeded max_retries of 5", the reason is the cause (a break test)
+        retries = re.search(r"max_retries of (\d+)", error.message)
+        given_up = f" (still so after {retries.group(1)} retries)" if retries else ""
+        return root_cause(error.cause) + given_up
     if error.cls_name in INTERRUPTED:  # no message of its own: the class's qualified name was the whole line
         return INTERRUPTED_MESSAGE
     message = error.message.strip()
