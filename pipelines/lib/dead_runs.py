@@ -60,10 +60,11 @@ def is_alive(token: str) -> bool:
     return not start or process_token(pid) == token
 
 
-def release_dead_runs(instance: dg.DagsterInstance) -> list[str]:
+def release_dead_runs(instance: dg.DagsterInstance, by: str = "the next cachemeter run") -> list[str]:
     """Mark failed the unfinished runs tagged by a ``cachemeter run`` process of this host that is gone, and free
     their pool slots; returns their run ids (empty when none). Runs of other hosts and of live processes, and
-    runs without the tags (the daemon's, whose monitoring handles them), are left alone."""
+    runs without the tags (the daemon's, whose monitoring handles them), are left alone. ``by`` names the releaser
+    in the failure message (the next CLI run, or the daemon's pending-days sensor)."""
     host = socket.gethostname()
     released = []
     for run in instance.get_runs(filters=dg.RunsFilter(statuses=list(LIVE_STATUSES), tags={HOST_TAG: host})):
@@ -71,7 +72,7 @@ def release_dead_runs(instance: dg.DagsterInstance) -> list[str]:
         if token is None or is_alive(token):
             continue
         instance.report_run_failed(run, message=f"the cachemeter run process ({token.partition(':')[0]}) died "
-                                                "before the run ended; released by the next cachemeter run")
+                                                f"before the run ended; released by {by}")
         instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
         released.append(run.run_id)
     return released

@@ -94,3 +94,24 @@ def test_a_released_cli_run_is_not_re_executed_by_a_daemon_sharing_the_instance(
         retried = {run_id: auto_reexecution_should_retry_run(made, made.get_run_by_id(run_id), RunFailureReason.RUN_EXCEPTION)
                    for run_id in (dead, plain)}
     assert retried == {dead: False, plain: True}
+
+
+def test_the_daemons_pending_days_sensor_releases_a_dead_cli_runs_slot_too(instance, tmp_path, monkeypatch):
+    """A break test: a `cachemeter run` killed while it shared the daemon's DAGSTER_HOME left its run STARTED holding
+    the pool slot; Dagster's run monitoring never freed it, the nightly ingest sat QUEUED behind it and the sensor
+    skipped "a run is in progress" every minute, until someone ran the CLI by hand."""
+    from pipelines.definitions import defs
+    from pipelines.defs.nightly.sensors import pending_days_sensor
+
+    host = dead_runs.run_tags()[dead_runs.HOST_TAG]
+    dead = started_run(instance, {dead_runs.PROCESS_TAG: dead_process_token(), dead_runs.HOST_TAG: host})
+    monkeypatch.setenv("CACHEMETER_DB", str(tmp_path / "none.duckdb"))
+    monkeypatch.setenv("CACHEMETER_LOGS", str(tmp_path))
+    resources = dict(defs().resources)
+    context = dg.build_sensor_context(instance=instance, resources={k: resources[k] for k in ("duckdb", "settings")})
+    assert pending_days_sensor(context).skip_message.startswith("no warehouse yet")
+    run = instance.get_run_by_id(dead)
+    assert run.status == dg.DagsterRunStatus.FAILURE
+    assert instance.event_log_storage.get_concurrency_info("duckdb").claimed_slots == []
+    failure = instance.all_logs(dead, of_type=dg.DagsterEventType.RUN_FAILURE)[0]
+    assert failure.message.endswith("died before the run ended; released by the pending-days sensor")

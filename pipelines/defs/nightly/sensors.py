@@ -24,7 +24,7 @@ from pipelines.defs.nightly.schedules import DEADLINE_HOUR_UTC
 from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.defs.resources import warehouse_path
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import warehouse, webhook
+from pipelines.lib import dead_runs, warehouse, webhook
 from pipelines.lib.sql import statement
 
 IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
@@ -56,7 +56,16 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
     range is requested once per night it is still pending (a failed rebuild is tried again after the
     next staging, not every minute). On a PostgreSQL-catalog lake with ``CACHEMETER_PARALLEL`` > 1 a range
     is requested as parallel chunk runs, then its window run (``parallel_days.run_requests``).
+
+    First it releases the runs of ``cachemeter run`` processes of this host that died (``dead_runs``): such a run
+    stays STARTED holding the warehouse's pool slot, which Dagster's run monitoring does not free (the default run
+    launcher has no health check for a process it did not launch), so the nightly runs queued behind it and this
+    sensor skipped "a run is in progress" every minute until someone ran the CLI (a break test).
     """
+    released = dead_runs.release_dead_runs(context.instance, by="the pending-days sensor")
+    if released:
+        context.log.warning(f"released {len(released)} run(s) of cachemeter run processes that died: "
+                            f"{', '.join(r[:8] for r in released)}")
     for job in (ingest_job, daily_job):
         if _latest_run_id(context.instance, job.name, IN_FLIGHT):
             return dg.SkipReason(f"a {job.name} run is queued or in progress")
