@@ -144,6 +144,45 @@ def test_a_failed_run_posts_exactly_one_notice_to_the_webhook(tmp_path, monkeypa
     assert "SECRET-TOKEN" not in json.dumps(notice)
 
 
+def test_a_failure_notice_the_webhook_missed_is_posted_by_a_later_watchdog_tick(tmp_path, monkeypatch):
+    """A break test: a failed run's notice was posted once; with the webhook down at that moment it was lost for good
+    (Dagster's run-status sensors move past a run whatever the tick does), with only an INFO line in the sensor's log.
+    The run now carries the pending notice, and the watchdog's ticks post it once the webhook takes it."""
+    from pipelines import runner
+    from pipelines.definitions import defs
+    from pipelines.defs.nightly import sensors
+
+    hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))
+    prices = write_prices(tmp_path / "prices.csv", [{"provider": "openai", "model": "gpt-4.1", "effective_from": "2026-01-01",
+                                                     "input_per_mtok": "two dollars"}])
+    runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", prices)
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", "http://127.0.0.1:9/hook")  # down: connection refused
+    instance = dg.DagsterInstance.ephemeral()
+    resources = {"settings": dict(defs().resources)["settings"]}
+    monkeypatch.setattr(sensors, "utc_now", lambda: datetime(2026, 11, 11, 5, 0, tzinfo=timezone.utc))
+
+    def watchdog_tick():
+        return sensors.nightly_watchdog(dg.build_sensor_context(instance=instance, resources=resources)).skip_message
+
+    cursor = failure_sensor_tick(instance, None)
+    failed = defs().resolve_job_def("cachemeter_ingest").execute_in_process(instance=instance, raise_on_error=False)
+    failure_sensor_tick(instance, cursor)
+    assert instance.get_run_by_id(failed.run_id).tags[sensors.NOTICE_TAG] == "pending"
+    watchdog_tick()  # still down: still pending
+    assert instance.get_run_by_id(failed.run_id).tags[sensors.NOTICE_TAG] == "pending"
+    receiver = Receiver()
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", receiver.url)
+    try:
+        assert watchdog_tick() == "before 06:00 UTC"
+        watchdog_tick()
+    finally:
+        receiver.close()
+    (notice,) = receiver.bodies
+    assert notice["text"].startswith(f"[critical] cachemeter run failed: cachemeter_ingest, run {failed.run_id[:8]}")
+    assert notice["cachemeter"]["run_id"] == failed.run_id and receiver.keys == [f"run_failure:{failed.run_id}"]
+    assert instance.get_run_by_id(failed.run_id).tags[sensors.NOTICE_TAG] == "posted"
+
+
 def test_the_watchdog_posts_once_when_yesterday_is_not_built_by_the_deadline(tmp_path, monkeypatch):
     from pipelines import runner
     from pipelines.definitions import defs

@@ -134,16 +134,40 @@ OUT_OF_MEMORY_HINT = (" (DuckDB's memory limit, CACHEMETER_MEMORY_LIMIT={limit}:
                       "that the machine's free memory holds, e.g. CACHEMETER_MEMORY_LIMIT=4GB)")
 
 
-def _notify(settings: CachemeterSettings, text: str, fields: dict) -> str:
-    """Post one notice to the alert webhook; returns what happened (never the URL)."""
+def _notify(settings: CachemeterSettings, text: str, fields: dict, key: str) -> str:
+    """Post one notice to the alert webhook with ``Idempotency-Key: key``; returns what happened (never the URL):
+    "posted", "not posted: ..." (no webhook set) or "posting failed: ..."."""
     url = os.environ.get(settings.webhook_url_env)
     if not url:
         return f"not posted: {settings.webhook_url_env} is not set"
     try:
-        webhook.post_json(url, {"text": text, "cachemeter": fields})
+        webhook.post_json(url, {"text": text, "cachemeter": fields}, headers={"Idempotency-Key": key})
     except webhook.DeliveryError as exc:
         return f"posting failed: {exc}"
     return "posted"
+
+
+# a failed run whose failure notice could not be posted carries these tags until a later tick posts it: Dagster's
+# run-status sensors move their cursor past a run even when the tick fails, so a notice lost to a webhook outage
+# was lost for good (a break test); nightly_watchdog posts the pending ones again every 15 minutes
+NOTICE_TAG, NOTICE_TEXT_TAG = "cachemeter/failure_notice", "cachemeter/failure_notice_text"
+
+
+def _failure_fields(run: dg.DagsterRun) -> dict:
+    return {"event": "run_failure", "job": run.job_name, "run_id": run.run_id,
+            "range_start": run.tags.get("dagster/asset_partition_range_start"),
+            "range_end": run.tags.get("dagster/asset_partition_range_end")}
+
+
+def _post_pending_failure_notices(instance: dg.DagsterInstance, settings: CachemeterSettings) -> list[str]:
+    """Post again the failure notices a webhook outage left pending (``NOTICE_TAG``); returns what happened to each."""
+    outcomes = []
+    for run in instance.get_runs(filters=dg.RunsFilter(tags={NOTICE_TAG: "pending"}), limit=50):
+        outcome = _notify(settings, run.tags.get(NOTICE_TEXT_TAG, ""), _failure_fields(run), f"run_failure:{run.run_id}")
+        if outcome == "posted" or outcome.startswith("not posted"):
+            instance.add_run_tags(run.run_id, {NOTICE_TAG: "posted" if outcome == "posted" else "dropped"})
+        outcomes.append(f"{run.run_id[:8]}: {outcome}")
+    return outcomes
 
 
 @dg.run_failure_sensor(monitored_jobs=JOBS, default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30,
@@ -157,18 +181,23 @@ def run_failure_notice(context: dg.RunFailureSensorContext, settings: Cachemeter
     reason = (f"{steps[0].step_key}: {root_cause(steps[0].step_failure_data.error)}" if steps
               else context.failure_event.message or "failed").strip().splitlines()[0]
     text = f"[critical] cachemeter run failed: {run.job_name}{span}, run {run.run_id[:8]}: {reason}"
-    outcome = _notify(settings, text, {"event": "run_failure", "job": run.job_name, "run_id": run.run_id,
-                                       "range_start": days, "range_end": run.tags.get("dagster/asset_partition_range_end")})
+    outcome = _notify(settings, text, _failure_fields(run), f"run_failure:{run.run_id}")
+    if outcome.startswith("posting failed"):  # posted again by nightly_watchdog's ticks until the webhook takes it
+        context.instance.add_run_tags(run.run_id, {NOTICE_TAG: "pending", NOTICE_TEXT_TAG: text})
     context.log.info(f"failure notice for run {run.run_id}: {outcome}")
 
 
 @dg.sensor(minimum_interval_seconds=900, default_status=dg.DefaultSensorStatus.RUNNING,
            description="Posts one notice when yesterday's core/usage partition is not built by the deadline hour (UTC).")
 def nightly_watchdog(context: dg.SensorEvaluationContext, settings: CachemeterSettings) -> dg.SkipReason:
-    """Freshness of the nightly run: yesterday (UTC) must have a ``core/usage`` materialization made after it was
+    """Post the run-failure notices a webhook outage left pending (``NOTICE_TAG``), then judge the freshness of
+    the nightly run: yesterday (UTC) must have a ``core/usage`` materialization made after it was
     complete (its end plus ``complete_lag_hours``) by the deadline. A build while the day was under way does not
     count: the night before stages the first hours of the next day and builds its partition, so a night that did not
-    run at all left yesterday with a few hours of data and the watchdog saying "built" (a break test)."""
+    run at all left yesterday with a few hours of data and the watchdog saying "built" (a break test). The day is
+    judged once: its cursor moves when the notice is posted (or no webhook is set), else the next tick posts again."""
+    for outcome in _post_pending_failure_notices(context.instance, settings):
+        context.log.info(f"pending failure notice {outcome}")
     now = utc_now()
     yesterday = (now - timedelta(days=1)).date()
     if now.hour < DEADLINE_HOUR_UTC or yesterday < date.fromisoformat(PARTITIONS_START):
@@ -177,13 +206,13 @@ def nightly_watchdog(context: dg.SensorEvaluationContext, settings: CachemeterSe
         return dg.SkipReason(f"{yesterday} already judged")
     if not _latest_run_id(context.instance, daily_job.name, [dg.DagsterRunStatus.SUCCESS]):
         return dg.SkipReason("no cachemeter_daily run has succeeded yet: judging starts after the first one")
-    context.update_cursor(yesterday.isoformat())
     built = context.instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=dg.AssetKey(["core", "usage"]), asset_partitions=[yesterday.isoformat()]),
         limit=1).records  # the newest first
     complete = datetime.combine(yesterday + timedelta(days=1), datetime.min.time(), timezone.utc) + timedelta(
         hours=settings.complete_lag_hours)
     if built and built[0].timestamp >= complete.timestamp():
+        context.update_cursor(yesterday.isoformat())
         return dg.SkipReason(f"{yesterday} is built")
     if built:
         at = datetime.fromtimestamp(built[0].timestamp, timezone.utc)
@@ -193,7 +222,10 @@ def nightly_watchdog(context: dg.SensorEvaluationContext, settings: CachemeterSe
     else:
         text = (f"[critical] cachemeter: no usage for {yesterday} by {DEADLINE_HOUR_UTC:02d}:00 UTC: the nightly run "
                 "did not build it (did it run? were logs for that day written?)")
-    return dg.SkipReason(_notify(settings, text, {"event": "missing_day", "day": yesterday.isoformat()}))
+    outcome = _notify(settings, text, {"event": "missing_day", "day": yesterday.isoformat()}, f"missing_day:{yesterday}")
+    if not outcome.startswith("posting failed"):  # else the next tick (15 minutes) posts it again
+        context.update_cursor(yesterday.isoformat())
+    return dg.SkipReason(outcome)
 
 
 @dg.definitions
