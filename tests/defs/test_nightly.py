@@ -5,6 +5,7 @@ import json
 from datetime import date, datetime, timedelta, timezone
 
 import dagster as dg
+import pytest
 import duckdb
 
 from tests.conftest import query, run_pipeline, snapshot, write_jsonl, write_prices
@@ -181,6 +182,33 @@ def test_a_failure_notice_the_webhook_missed_is_posted_by_a_later_watchdog_tick(
     assert notice["text"].startswith(f"[critical] cachemeter run failed: cachemeter_ingest, run {failed.run_id[:8]}")
     assert notice["cachemeter"]["run_id"] == failed.run_id and receiver.keys == [f"run_failure:{failed.run_id}"]
     assert instance.get_run_by_id(failed.run_id).tags[sensors.NOTICE_TAG] == "posted"
+
+
+@pytest.mark.parametrize("retries", [True, False])
+def test_a_run_whose_worker_died_says_so_and_whether_dagster_runs_it_again(tmp_path, monkeypatch, retries):
+    """A break test: a daemon run whose worker was killed posted "[critical] ... This run has been marked as failed from
+    outside the execution context.", no reason, and nothing said that run_retries would run it again (it did)."""
+    from pipelines import runner
+    from pipelines.definitions import defs
+
+    runner.configure(tmp_path, tmp_path / "w.duckdb", None)
+    receiver = Receiver()
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", receiver.url)
+    overrides = {"run_retries": {"enabled": retries, "max_retries": 1}}
+    try:
+        (tmp_path / "home").mkdir()
+        with dg.DagsterInstance.local_temp(str(tmp_path / "home"), overrides=overrides) as instance:
+            cursor = failure_sensor_tick(instance, None)
+            run = instance.create_run_for_job(defs().resolve_job_def("cachemeter_ingest"))
+            instance.report_run_failed(run, message="This run has been marked as failed from outside the execution context.")
+            failure_sensor_tick(instance, cursor)
+    finally:
+        receiver.close()
+    (notice,) = receiver.bodies
+    said = notice["text"].split(f"run {run.run_id[:8]}: ", 1)[1]
+    died = "its worker process died (killed, out of memory, or the machine stopped)"
+    assert said == died + ("; Dagster runs it again (dagster.yaml run_retries): a notice follows only if that fails too"
+                           if retries else "")
 
 
 def test_the_watchdog_posts_once_when_yesterday_is_not_built_by_the_deadline(tmp_path, monkeypatch):

@@ -180,6 +180,13 @@ def run_failure_notice(context: dg.RunFailureSensorContext, settings: Cachemeter
     steps = context.get_step_failure_events()
     reason = (f"{steps[0].step_key}: {root_cause(steps[0].step_failure_data.error)}" if steps
               else context.failure_event.message or "failed").strip().splitlines()[0]
+    if not steps and "from outside the execution context" in reason:  # run monitoring's words for a dead worker
+        instance = context.instance
+        retried = instance.run_retries_enabled and int(run.tags.get(
+            "dagster/max_retries", instance.run_retries_max_retries)) > int(run.tags.get("dagster/retry_number", 0))
+        reason = ("its worker process died (killed, out of memory, or the machine stopped)"
+                  + ("; Dagster runs it again (dagster.yaml run_retries): a notice follows only if that fails too"
+                     if retried else ""))
     text = f"[critical] cachemeter run failed: {run.job_name}{span}, run {run.run_id[:8]}: {reason}"
     outcome = _notify(settings, text, _failure_fields(run), f"run_failure:{run.run_id}")
     if outcome.startswith("posting failed"):  # posted again by nightly_watchdog's ticks until the webhook takes it
