@@ -131,3 +131,28 @@ def test_a_step_whose_retries_ran_out_names_why_it_asked_for_them():
     step = SimpleNamespace(cls_name="DagsterExecutionStepExecutionError", cause=retried, message="Error occurred")
     assert root_cause(step) == ("the warehouse /w.duckdb is in use by PID 7210 (cachemeter run --all-days) "
                                 "(still so after 5 retries)")
+
+
+def test_notices_left_undelivered_on_a_night_with_nothing_to_build_still_let_the_summary_print(monkeypatch):
+    from pipelines.defs.nightly import sensors
+
+    def execute(defs, job_name, instance, tags, what, assets=None):
+        if job_name == "cachemeter_publish":  # the earlier nights' notices, the webhook still down
+            raise runner.NoticesNotDeliveredError(what, "1 notice(s) not delivered (last error: HTTP 503)")
+        return 0
+
+    class Held:
+        def __enter__(self):
+            return None
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(runner, "_execute", execute)
+    monkeypatch.setattr(runner.warehouse, "held_for_run", lambda db, wait: Held())
+    monkeypatch.setattr(sensors, "pending_ranges", lambda conn, days: [])
+    monkeypatch.setenv("CACHEMETER_DB", "/nonexistent/w.duckdb")
+    with pytest.raises(runner.NoticesNotDeliveredError) as raised:
+        runner.run_pipeline(instance=__import__("dagster").DagsterInstance.ephemeral())
+    assert raised.value.result == runner.RunResult(None, None)  # the CLI prints the summary, then the error
+    assert "(1 notice(s) not delivered (last error: HTTP 503))" in str(raised.value)

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
 from functools import cache
-import functools
 import hashlib
 import json
 import math
@@ -51,7 +50,7 @@ def configured_memory_limit() -> str:
     return str(options.env_value("memory_limit"))
 
 
-@functools.lru_cache(maxsize=8)
+@cache
 def _as_duckdb_shows(limit: str) -> str:
     """``limit`` (``1GB``) as ``current_setting('memory_limit')`` shows it (``953.6 MiB``). ``prepare`` sets the limit
     only where it differs: the connections of one run share one DuckDB instance, and setting its limit again, even
@@ -480,7 +479,10 @@ def _keep_open(db_path: str | Path) -> tuple[str, int] | None:
     if lake.is_lake(db_path):
         return None
     key = os.path.realpath(db_path)
-    fd = os.open(key, os.O_RDONLY)
+    try:
+        fd = os.open(key, os.O_RDONLY)
+    except OSError:  # DuckDB opened it: not expected; the snapshot copy then opens it itself
+        return None
     _KEPT_OPEN[key] = fd
     return key, fd
 
