@@ -41,8 +41,8 @@ class NoticesNotDeliveredError(PipelineError):
 
     def __init__(self, what: str, cause: str = "") -> None:
         self.cause, self.result = cause, None  # result: the RunResult of the days built, when the run got that far
-        super().__init__(f"{what}: built and published, but the alert webhook did not take every notice after its "
-                         f"retries{f' ({cause})' if cause else ''}; the next run posts the ones left "
+        super().__init__(f"{what}: built and published, but the incident notices were not all delivered"
+                         f"{f' ({cause})' if cause else ''}; the next run posts the ones left "
                          "(marts.alert_deliveries lists each attempt: cachemeter sql --live; `cachemeter doctor` "
                          "checks the webhook's settings)")
 
@@ -171,7 +171,7 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
              assets: list[list[str]] | None = None) -> int:
     """Run ``job_name`` in this process (only ``assets`` when given); returns the steps Dagster ran again
     (``RetryRequested``). Raises ``PipelineError`` with the first failed step's cause."""
-    from pipelines.defs.nightly.sensors import root_cause
+    from pipelines.defs.nightly.sensors import root_cause, step_cause
 
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     selection = [dg.AssetKey(key) for key in assets] if assets else None
@@ -182,7 +182,7 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
     if not result.success:
         failures = [event for event in result.all_events if event.is_step_failure]
         if failures and {event.step_key for event in failures} == {DELIVERY_STEP}:  # the last step: all else is done
-            raise NoticesNotDeliveredError(what, root_cause(failures[-1].step_failure_data.error))
+            raise NoticesNotDeliveredError(what, step_cause(result.all_events, failures[-1]))
         detail = root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"
         raise PipelineError(f"{what} failed: {detail}{failed_check_details(result.get_asset_check_evaluations())}")
     return sum(event.is_step_up_for_retry for event in result.all_events)

@@ -506,5 +506,5 @@ def test_a_webhook_that_cannot_take_the_notices_still_gets_the_summary_printed_a
     run = cachemeter("run", "--logs", str(logs), "--db", str(tmp_path / "w.duckdb"), cwd=tmp_path, env=setting)
     said = " ".join(run.stderr.split())
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr[-2000:]
-    assert f"built and published, but the alert webhook did not take every notice after its retries ({cause}" in said
+    assert f"built and published, but the incident notices were not all delivered ({cause}" in said
     assert "2026-11-20" in run.stdout and "Daily savings" in run.stdout, run.stdout  # the summary, before the error

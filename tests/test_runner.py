@@ -15,7 +15,7 @@ class FakeJob:
         events = [SimpleNamespace(is_step_failure=True, step_key=key, is_step_up_for_retry=False,
                                   step_failure_data=SimpleNamespace(error=SimpleNamespace(
                                       cls_name="DagsterMaxRetriesExceededError", message="Exceeded max_retries of 2",
-                                      cause=None)))
+                                      cause=None), user_failure_data=None))
                   for key in self.failed_steps]
         return SimpleNamespace(success=False, all_events=events, get_asset_check_evaluations=lambda: [])
 
@@ -31,7 +31,7 @@ def test_a_webhook_that_stays_down_is_not_reported_as_days_that_failed():
     with pytest.raises(runner.PipelineError) as failed:
         execute([runner.DELIVERY_STEP])
     message = str(failed.value)
-    assert message.startswith("days 2026-11-21 .. 2026-11-30: built and published, but the alert webhook did not take")
+    assert message.startswith("days 2026-11-21 .. 2026-11-30: built and published, but the incident notices were not")
     assert "marts.alert_deliveries" in message and "failed: Exceeded max_retries" not in message
 
 
@@ -156,3 +156,21 @@ def test_notices_left_undelivered_on_a_night_with_nothing_to_build_still_let_the
         runner.run_pipeline(instance=__import__("dagster").DagsterInstance.ephemeral())
     assert raised.value.result == runner.RunResult(None, None)  # the CLI prints the summary, then the error
     assert "(1 notice(s) not delivered (last error: HTTP 503))" in str(raised.value)
+
+
+def test_a_step_whose_retry_policy_ran_out_names_its_last_attempts_error():
+    """A break test: a webhook answering 500 on every attempt ended the run with "... after its retries (Exceeded
+    max_retries of 2)": Dagster's final failure has no cause; the last attempt's error is in its retry event."""
+    import dagster as dg
+
+    @dg.asset(retry_policy=dg.RetryPolicy(max_retries=2, delay=0))
+    def deliveries():
+        raise dg.Failure("1 notice(s) not delivered (0 delivered, 0 given up as dead_letter; last error: HTTP 500)")
+
+    result = dg.materialize([deliveries], raise_on_error=False)
+    (failure,) = [event for event in result.all_events if event.is_step_failure]
+    assert "max_retries" in failure.step_failure_data.error.message  # what was printed before
+    from pipelines.defs.nightly.sensors import step_cause
+
+    assert step_cause(result.all_events, failure) == (
+        "1 notice(s) not delivered (0 delivered, 0 given up as dead_letter; last error: HTTP 500)")

@@ -66,7 +66,7 @@ FORMATS = ("generic", "slack", "pagerduty", "alertmanager")
 # HTTP answers that refuse the request itself (its body: malformed, conflicting, too large, of a type or content the
 # receiver rejects), which no later attempt of the same notice changes: only these are dead-lettered after
 # max_attempts (RFC 9110, section 15.5)
-REFUSED_REQUEST = frozenset({400, 409, 413, 415, 422})
+REFUSED_REQUEST = frozenset({400, 409, 413, 415, 422})  # (sql/alerts/alert_deliveries__pending.sql counts them)
 
 
 def setup_problem(options: DeliveryOptions) -> str | None:
@@ -198,7 +198,8 @@ def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str, post: Callable[..
     fails is tried again by the next pass (the asset fails, and Dagster's ``RetryPolicy`` runs the pass
     again with backoff, so there is no retry loop here), and after ``max_attempts`` failures it is
     recorded as ``dead_letter`` and not tried again, but only when each was the webhook refusing this very request
-    (``REFUSED_REQUEST``: its body, which no later attempt changes). A webhook that is down, slow, redirecting,
+    (``REFUSED_REQUEST``: its body, which no later attempt changes; an outage's failures before them do not count:
+    a break test saw one 400 after six 503s dead-letter an incident that was never announced). A webhook that is down, slow, redirecting,
     rate-limiting or refusing the URL or its credentials (no answer, 5xx, 3xx, 429, 401, 403, 404) keeps every
     notice due, however many nights that lasts, and fails each run's pass until it is fixed. (Given up after five
     attempts of any kind, an outage of two nights lost its incidents for good and the runs after it went green: a
@@ -216,7 +217,7 @@ def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str, post: Callable[..
     started = clock()
     for notice in pending:
         if clock() - started > options.time_budget_seconds or (
-                notice["notice"] == "resolved" and notice["incident_key"] in not_opened):
+                notice["notice"].startswith("resolved") and notice["incident_key"] in not_opened):
             deferred += 1
             continue
         key = f"{notice['incident_key']}:{notice['notice']}"
@@ -228,7 +229,8 @@ def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str, post: Callable[..
             status, error = exc.http_status, str(exc).replace(url, "<webhook>")
         ok = error is None and status is not None and 200 <= status < 300
         attempt = notice["attempts"] + 1
-        state = ("delivered" if ok else "dead_letter" if attempt >= options.max_attempts and status in REFUSED_REQUEST
+        refused = status in REFUSED_REQUEST and not ok
+        state = ("delivered" if ok else "dead_letter" if refused and notice["refusals"] + 1 >= options.max_attempts
                  else "failed")
         if not ok:
             last_error = error or f"HTTP {status}"
@@ -236,6 +238,6 @@ def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str, post: Callable[..
             "alert_id": notice["incident_key"], "notice": notice["notice"], "attempt": attempt, "status": state,
             "http_status": status, "error": error})
         delivered, failed, dead = delivered + ok, failed + (state == "failed"), dead + (state == "dead_letter")
-        if not ok and notice["notice"] == "opened":
+        if not ok and notice["notice"].startswith(("opened", "reopened")):  # its resolution waits for it
             not_opened.add(notice["incident_key"])
     return DeliveryReport(delivered, failed, dead, deferred, last_error)

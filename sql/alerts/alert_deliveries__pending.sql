@@ -42,13 +42,24 @@ due as (
                 or exists (select 1 from attempted a where a.incident_key = i.incident_key and a.notice = 'opened'))
                and not exists (select 1 from done x where x.incident_key = i.incident_key and x.notice = 'opened')))
     union all by name
+    -- opened again after a delivered resolution: due while open, and once tried, until delivered (a cycle that
+    -- opened and resolved while the webhook was down is posted as both, in that order, as a first cycle is)
     select i.*, 'reopened:' || (l.reopenings + 2) as notice, 4 as notice_order
     from marts.cache_incidents i join last_delivered l on l.incident_key = i.incident_key
-    where i.status = 'open' and (l.notice = 'resolved' or starts_with(l.notice, 'resolved:'))
+    where (l.notice = 'resolved' or starts_with(l.notice, 'resolved:'))
+      and (i.status = 'open'
+           or exists (select 1 from attempted a
+                      where a.incident_key = i.incident_key and a.notice = 'reopened:' || (l.reopenings + 2)))
     union all by name
     select i.*, 'resolved:' || split_part(l.notice, ':', 2) as notice, 5 as notice_order
     from marts.cache_incidents i join last_delivered l on l.incident_key = i.incident_key
     where i.status = 'resolved' and starts_with(l.notice, 'reopened:')
+    union all by name
+    select i.*, 'resolved:' || (l.reopenings + 2) as notice, 5 as notice_order
+    from marts.cache_incidents i join last_delivered l on l.incident_key = i.incident_key
+    where i.status = 'resolved' and (l.notice = 'resolved' or starts_with(l.notice, 'resolved:'))
+      and exists (select 1 from attempted a
+                  where a.incident_key = i.incident_key and a.notice = 'reopened:' || (l.reopenings + 2))
     union all by name
     select e.incident_key, e.day as last_day, 'retracted' as notice, 3 as notice_order,
            'an incident delivered earlier is no longer found after a rebuild (late or edited data)' as message
@@ -62,7 +73,12 @@ select
     d.opened_day, d.last_day, d.resolved_day, d.status, d.baseline_token_hit_rate, d.observed_token_hit_rate,
     d.lost_savings_usd, d.message,
     coalesce((select max(a.attempt) from marts.alert_deliveries a
-              where a.alert_id = d.incident_key and a.notice = d.notice), 0) as attempts
+              where a.alert_id = d.incident_key and a.notice = d.notice), 0) as attempts,
+    -- the attempts the webhook answered by refusing the request itself (lib/webhook.py REFUSED_REQUEST): only
+    -- these count toward max_attempts (an outage's failures before them do not)
+    (select count(*) from marts.alert_deliveries a
+     where a.alert_id = d.incident_key and a.notice = d.notice and a.http_status in (400, 409, 413, 415, 422))
+        as refusals
 from due d
 where not exists (select 1 from done x where x.incident_key = d.incident_key and x.notice = d.notice)
 order by coalesce(d.resolved_day, d.opened_day, d.last_day), d.incident_key, d.notice_order;

@@ -229,3 +229,61 @@ def test_an_incident_opened_again_after_its_resolution_went_out_is_announced_eac
     assert "opened again (later data shows it after its resolution)" in bodies[2]["text"]
     assert [r[:2] for r in recorded] == [(n, "delivered") for n in ("opened", "resolved", "reopened:2", "resolved:2",
                                                                      "reopened:3")]
+
+
+def test_an_outage_before_a_refusal_does_not_count_toward_giving_a_notice_up(warehouse, tmp_path):
+    """A break test: after two nights of 503 (six failed attempts), one 400 dead-lettered the incident's opening at
+    once, and it was never announced; only refusals of the request count toward max_attempts."""
+    db = copy_of(warehouse, tmp_path)
+    answer = [503]
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(answer[0])
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/hook"
+    try:
+        with duckdb.connect(str(db)) as conn:
+            outage = [webhook.deliver_pending(conn, url, options=FAST) for _ in range(4)]  # max_attempts is 3
+            answer[0] = 400
+            refused = [webhook.deliver_pending(conn, url, options=FAST) for _ in range(3)]
+            answer[0] = 200
+            back = webhook.deliver_pending(conn, url, options=FAST)
+    finally:
+        server.shutdown()
+    assert [(p.failed, p.dead_letter) for p in outage] == [(1, 0)] * 4
+    assert [(p.failed, p.dead_letter) for p in refused] == [(1, 0), (1, 0), (0, 1)]  # the third refusal gives up
+    assert (back.delivered, back.failed) == (0, 0)
+
+
+def test_a_cycle_that_reopened_and_resolved_while_the_webhook_was_down_is_posted_reopened_then_resolved(
+        warehouse, tmp_path):
+    """A break test: late data re-opened an incident whose resolution had gone out, the webhook was down, and the
+    incident resolved again before it came back: reopened:<n> was no longer due (the incident was not open) and
+    resolved:<n> not yet (no reopening delivered), so the receiver never learned of the cycle."""
+    db = copy_of(warehouse, tmp_path)
+    receiver = Receiver()
+    down = "http://127.0.0.1:9/hook"
+    try:
+        with duckdb.connect(str(db)) as conn:
+            webhook.deliver_pending(conn, receiver.url, options=FAST)  # opened
+            conn.execute("update marts.cache_incidents set status = 'resolved', resolved_day = date '2026-11-10'")
+            webhook.deliver_pending(conn, receiver.url, options=FAST)  # resolved
+            conn.execute("update marts.cache_incidents set status = 'open', resolved_day = null")
+            outage = webhook.deliver_pending(conn, down, options=FAST)  # reopened:2 fails
+            conn.execute("update marts.cache_incidents set status = 'resolved', resolved_day = date '2026-11-12'")
+            still = webhook.deliver_pending(conn, down, options=FAST)  # still down: reopened:2 due, resolved:2 waits
+            back = webhook.deliver_pending(conn, receiver.url, options=FAST)
+            after = webhook.deliver_pending(conn, receiver.url, options=FAST)
+    finally:
+        receiver.close()
+    assert (outage.failed, still.failed, still.deferred) == (1, 1, 1)
+    assert (back.delivered, after.delivered) == (2, 0)
+    assert [k.split(":", 1)[1] for k in receiver.received] == ["opened", "resolved", "reopened:2", "resolved:2"]

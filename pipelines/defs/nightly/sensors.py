@@ -126,6 +126,24 @@ def root_cause(error) -> str:
     return message
 
 
+def step_cause(events: list, failure) -> str:
+    """Why the step of the failure event ``failure`` failed: its error's ``root_cause``, or, when the step failed
+    because its ``RetryPolicy`` ran out (Dagster's "Exceeded max_retries of 2", with no cause), its last attempt's
+    error (a break test: a webhook answering 500 printed only Dagster's words)."""
+    data = failure.step_failure_data
+    if data.error is not None and "max_retries" in (data.error.message or ""):
+        described = getattr(data.user_failure_data, "description", None)
+        if described:  # a dg.Failure raised by each attempt
+            return described
+        if data.error.cause is not None:  # an exception raised by each attempt
+            return root_cause(data.error.cause)
+        retried = [event for event in events if event.is_step_up_for_retry and event.step_key == failure.step_key
+                   and event.step_retry_data.error is not None and event.step_retry_data.error.cause is not None]
+        if retried:
+            return root_cause(retried[-1].step_retry_data.error.cause)
+    return root_cause(data.error)
+
+
 # what a step stopped by SIGTERM or Ctrl-C raises (Dagster turns the signal into its own error, with no message)
 INTERRUPTED = ("DagsterExecutionInterruptedError", "KeyboardInterrupt")
 INTERRUPTED_MESSAGE = "interrupted (SIGTERM or Ctrl-C) before it finished; the next run finishes its work"
@@ -178,7 +196,7 @@ def run_failure_notice(context: dg.RunFailureSensorContext, settings: Cachemeter
     days = run.tags.get("dagster/asset_partition_range_start")
     span = f" ({days} .. {run.tags.get('dagster/asset_partition_range_end')})" if days else ""
     steps = context.get_step_failure_events()
-    reason = (f"{steps[0].step_key}: {root_cause(steps[0].step_failure_data.error)}" if steps
+    reason = (f"{steps[0].step_key}: {step_cause([], steps[0])}" if steps
               else context.failure_event.message or "failed").strip().splitlines()[0]
     if not steps and "from outside the execution context" in reason:  # run monitoring's words for a dead worker
         instance = context.instance
