@@ -209,7 +209,8 @@ def closed_port() -> int:
 
 
 MALFORMED = [f"hooks.example/services/T/B/{TOKEN}", f"http://[hooks.example/services/{TOKEN}",
-             f"http://127.0.0.1:99999/services/{TOKEN}", f"https:///services/{TOKEN}"]
+             f"http://127.0.0.1:99999/services/{TOKEN}", f"https:///services/{TOKEN}",
+             f"http://127.0.0.1:8080/ho ok/{TOKEN}"]  # a space inside: every post fails as InvalidURL
 
 
 def everything_said(exc: BaseException) -> str:
@@ -316,3 +317,31 @@ def test_a_webhook_that_redirects_is_a_failed_attempt_not_a_delivery(code):
     assert raised.value.http_status == code
     assert str(raised.value) == f"HTTP {code} (a redirect: set the webhook URL to the address it points to)"
     assert seen == [("POST", "/hook", b'{"text": "hello"}')]  # nothing followed
+
+
+def test_a_notice_about_the_runs_takes_the_configured_format():
+    """A break test: run-failure and missed-day notices were posted as {"text", "cachemeter"} whatever the format, a
+    body PagerDuty (routing_key and event_action required) and Alertmanager refuse."""
+    from pipelines.lib import webhook
+
+    fields = {"event": "run_failure", "run_id": "abc"}
+    text = "[critical] cachemeter run failed: cachemeter_ingest, run abc: price_book: bad price"
+    key = "run_failure:abc"
+    pagerduty = webhook.run_notice_payload(text, fields, key, webhook.DeliveryOptions(format="pagerduty",
+                                                                                        routing_key="R0UTE"))
+    assert pagerduty == {"routing_key": "R0UTE", "event_action": "trigger", "dedup_key": key,
+                         "payload": {"summary": text, "source": "cachemeter", "severity": "critical",
+                                     "custom_details": fields}}
+    alertmanager = webhook.run_notice_payload(text, fields, key, webhook.DeliveryOptions(format="alertmanager"))
+    assert alertmanager["status"] == "firing" and alertmanager["alerts"][0]["labels"] == {
+        "alertname": "cachemeter_run_failure", "severity": "critical"}
+    assert webhook.run_notice_payload(text, fields, key, webhook.DeliveryOptions(format="slack")) == {"text": text}
+    assert webhook.run_notice_payload(text, fields, key) == {"text": text, "cachemeter": fields}
+
+
+def test_a_url_with_a_space_inside_is_malformed_and_one_with_a_trailing_newline_is_not():
+    from pipelines.lib import webhook
+
+    with pytest.raises(webhook.DeliveryError, match="the webhook URL is malformed"):
+        webhook.check_url(MALFORMED[-1])
+    webhook.check_url(f"http://127.0.0.1:8080/services/{TOKEN}\n")  # trimmed, as urllib does

@@ -158,8 +158,13 @@ def _notify(settings: CachemeterSettings, text: str, fields: dict, key: str) -> 
     url = os.environ.get(settings.webhook_url_env)
     if not url:
         return f"not posted: {settings.webhook_url_env} is not set"
+    options = webhook.DeliveryOptions(format=settings.webhook_format,
+                                      routing_key=os.environ.get(settings.webhook_routing_key_env))
+    if problem := webhook.setup_problem(options):  # kept pending: posted once the setting is fixed
+        return f"posting failed: {problem}"
     try:
-        webhook.post_json(url, {"text": text, "cachemeter": fields}, headers={"Idempotency-Key": key})
+        webhook.post_json(url, webhook.run_notice_payload(text, fields, key, options),
+                          timeout_seconds=settings.webhook_timeout_seconds, headers={"Idempotency-Key": key})
     except webhook.DeliveryError as exc:
         return f"posting failed: {exc}"
     return "posted"
