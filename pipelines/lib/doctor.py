@@ -127,25 +127,39 @@ def _webhook(db: Path) -> Result:
         format=settings.webhook_format, routing_key=os.environ.get(settings.webhook_routing_key_env)))
     if problem:
         return Result("alert webhook", "fail", problem)
-    waiting = _undelivered_notices(db)
+    waiting = _undelivered_notices(db, settings.webhook_window_days)
     if waiting:
         return Result("alert webhook", "warn", f"{name} is set (value hidden), format {settings.webhook_format}; {waiting}")
     return Result("alert webhook", "ok", f"{name} is set (value hidden), format {settings.webhook_format}")
 
 
-def _undelivered_notices(db: Path) -> str | None:
-    """"N incident notice(s) not delivered yet (last error: ...)" from what readers read, or None (none, or no
-    warehouse to read)."""
+def _undelivered_notices(db: Path, window_days: int) -> str | None:
+    """"N incident notice(s) tried and not delivered yet (last error: ...)" and "M given up (dead_letter) in the last 7
+    days", from the warehouse itself (the attempts reach the snapshot a run late), or from its snapshot while a run
+    holds it; None when there are none or nothing can be read. "Not delivered yet" is what the next run posts
+    (``alerts/alert_deliveries__pending.sql``), not every failed row: a break test saw doctor count attempts of
+    notices no longer due, and call a dead-lettered notice one the next run would post."""
+    from pipelines.lib.sql import statement
+
     try:
-        with warehouse.open_for_reading(db) as conn:
-            waiting, error = conn.execute(
-                "with latest as (select alert_id, notice, arg_max(status, attempted_at) as status, "
-                "arg_max(error, attempted_at) as error, max(attempted_at) as latest_at from marts.alert_deliveries "
-                "group by all) select count(*) filter (where status = 'failed'), "
-                "arg_max(error, latest_at) filter (where status = 'failed') from latest").fetchall()[0]
-    except (duckdb.Error, OSError, ValueError):  # no warehouse yet, a lock: the settings were checked, enough here
+        try:
+            conn = warehouse.connect(db, read_only=True) if not lake.is_lake(db) else warehouse.open_for_reading(db)
+        except duckdb.IOException:  # a run holds it: what its snapshot says
+            conn = warehouse.open_for_reading(db)
+        with conn:
+            due = conn.execute(statement("alerts/alert_deliveries__pending"), {"window_days": window_days}).fetchall()
+            tried = [row for row in due if row[-2] > 0]  # (attempts, refusals are the last two columns)
+            error = conn.execute(
+                "select arg_max(error, attempted_at) from marts.alert_deliveries where status = 'failed'").fetchall()[0][0]
+            given_up = conn.execute("select count(*) from marts.alert_deliveries where status = 'dead_letter' "
+                                    "and attempted_at >= now() - interval 7 day").fetchall()[0][0]
+    except (duckdb.Error, OSError, ValueError):  # no warehouse yet: the settings were checked, enough here
         return None
-    if not waiting:
-        return None
-    return (f"{waiting} incident notice(s) not delivered yet (last error: {error}); each run posts them again "
-            "(marts.alert_deliveries)")
+    said = []
+    if tried:
+        said.append(f"{len(tried)} incident notice(s) tried and not delivered yet (last error: {error}); the next run "
+                    "posts them again")
+    if given_up:
+        said.append(f"{given_up} notice(s) given up (dead_letter: the webhook refused the request "
+                    "webhook.max_attempts times) in the last 7 days: see marts.alert_deliveries")
+    return "; ".join(said) or None

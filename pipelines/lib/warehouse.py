@@ -456,7 +456,7 @@ def held_for_run(db_path: str | Path, wait_seconds: float = 0, poll_seconds: flo
             if waited >= max(wait_seconds, BRIEF_HOLD_SECONDS):
                 said = f" after waiting {wait_seconds:g} s" if wait_seconds else ""
                 raise WarehouseBusyError(f"the warehouse {db_path} is in use by {holder}{said}; "
-                                         "try again when that run ends, or pass --wait SECONDS") from None
+                                         "try again when that process lets it go, or pass --wait SECONDS") from None
             time.sleep(0.1 if waited < BRIEF_HOLD_SECONDS else poll_seconds)
     kept = _keep_open(db_path)
     try:

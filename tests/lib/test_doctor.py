@@ -68,21 +68,30 @@ def test_the_webhook_check_fails_on_settings_no_post_can_succeed_with(monkeypatc
         "alert webhook", "ok", "CACHEMETER_WEBHOOK_URL is set (value hidden), format pagerduty")
 
 
-def test_the_webhook_check_names_notices_not_delivered_yet(monkeypatch, tmp_path):
-    import duckdb
+def test_the_webhook_check_names_notices_not_delivered_yet_and_those_given_up(monkeypatch, tmp_path):
+    """What the next run posts (a notice tried and still due), read from the warehouse itself (its attempts reach the
+    snapshot a run late), and notices given up lately; a failed attempt of a notice no longer due is not named (a
+    re-check saw doctor warn of one forever)."""
+    from datetime import datetime, timedelta, timezone
 
     from pipelines.lib import warehouse
 
     monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", "https://hooks.example/T/B/secret")
     db = tmp_path / "w.duckdb"
+    now = datetime.now(timezone.utc)
     with warehouse.connect(db) as conn:
-        conn.execute("insert into marts.alert_deliveries (alert_id, notice, attempt, attempted_at, status, http_status, "
-                     "error) values ('a', 'opened', 1, '2026-11-20 01:00:00+00', 'failed', 500, 'HTTP 500'), "
-                     "('a', 'opened', 2, '2026-11-21 01:00:00+00', 'failed', null, 'timed out'), "
-                     "('b', 'opened', 1, '2026-11-20 01:00:00+00', 'failed', 500, 'HTTP 500'), "
-                     "('b', 'opened', 2, '2026-11-21 01:00:00+00', 'delivered', 200, null)")
-        warehouse.publish_snapshot(conn, db)
+        conn.execute("insert into marts.cache_incidents (incident_key, rule, severity, status, opened_day, last_day, "
+                     "message) values ('a', 'hit_rate_drop', 'critical', 'open', date '2026-11-20', date '2026-11-21', "
+                     "'acme/support-bot: token hit rate dropped')")
+        attempts = [("a", "opened", 1, now - timedelta(days=1), "failed", 500, "HTTP 500"),
+                    ("a", "opened", 2, now - timedelta(hours=1), "failed", None, "timed out"),
+                    ("gone", "opened", 1, now - timedelta(days=2), "failed", 503, "HTTP 503"),  # no incident: not due
+                    ("b", "opened", 3, now - timedelta(days=1), "dead_letter", 422, "HTTP 422"),
+                    ("c", "opened", 3, now - timedelta(days=30), "dead_letter", 422, "HTTP 422")]  # long ago
+        conn.executemany("insert into marts.alert_deliveries (alert_id, notice, attempt, attempted_at, status, "
+                         "http_status, error) values (?, ?, ?, ?, ?, ?, ?)", attempts)
     assert doctor._webhook(db) == doctor.Result(
         "alert webhook", "warn", "CACHEMETER_WEBHOOK_URL is set (value hidden), format generic; 1 incident notice(s) "
-                                 "not delivered yet (last error: timed out); each run posts them again "
-                                 "(marts.alert_deliveries)")
+                                 "tried and not delivered yet (last error: timed out); the next run posts them again; "
+                                 "1 notice(s) given up (dead_letter: the webhook refused the request "
+                                 "webhook.max_attempts times) in the last 7 days: see marts.alert_deliveries")
