@@ -50,16 +50,6 @@ def configured_memory_limit() -> str:
     return str(options.env_value("memory_limit"))
 
 
-@cache
-def _as_duckdb_shows(limit: str) -> str:
-    """``limit`` (``1GB``) as ``current_setting('memory_limit')`` shows it (``953.6 MiB``). ``prepare`` sets the limit
-    only where it differs: the connections of one run share one DuckDB instance, and setting its limit again, even
-    to the same value, first evicts buffers down to it (0.6 s after a 5M-row temporary table, for nothing)."""
-    with duckdb.connect() as probe:
-        probe.execute("SET memory_limit = $limit", {"limit": limit})
-        return probe.execute("select current_setting('memory_limit')").fetchall()[0][0]
-
-
 def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Set UTC and DuckDB's memory limit, create schemas/tables/macros if missing; returns ``conn``.
 
@@ -67,9 +57,7 @@ def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     intermediate results spill to a temporary folder beside the warehouse file. Idempotent.
     """
     conn.execute("SET TimeZone = 'UTC'")
-    limit = configured_memory_limit()
-    if conn.execute("select current_setting('memory_limit')").fetchall()[0][0] != _as_duckdb_shows(limit):
-        conn.execute("SET memory_limit = $limit", {"limit": limit})
+    conn.execute("SET memory_limit = $limit", {"limit": configured_memory_limit()})
     conn.execute(NO_PROGRESS_BAR)
     sha = _definitions_sha()
     try:

@@ -369,35 +369,6 @@ def test_a_holder_is_named_by_the_command_its_user_typed():
     assert warehouse.typed_command([]) is None
 
 
-def test_prepare_sets_the_memory_limit_only_where_the_instance_has_another(monkeypatch):
-    """The connections of one run share one DuckDB instance; setting its limit again, even to the same value, evicts
-    buffers down to it first (0.6 s after a 5M-row temporary table; 17 calls of a 5M-request run took 1.0 s)."""
-    from pipelines.lib import warehouse
-
-    class Recording:
-        def __init__(self, conn):
-            self.conn, self.statements = conn, []
-
-        def execute(self, text, *args):
-            self.statements.append(text)
-            return self.conn.execute(text, *args)
-
-    monkeypatch.delenv("CACHEMETER_MEMORY_LIMIT", raising=False)
-    conn = duckdb.connect()
-    first = Recording(conn)
-    warehouse.prepare(first)
-    assert "SET memory_limit = $limit" in first.statements  # DuckDB's own default (80% of RAM) differs
-    assert conn.execute("select current_setting('memory_limit')").fetchone() == ("953.6 MiB",)  # 1GB
-    again = Recording(conn)
-    warehouse.prepare(again)
-    assert "SET memory_limit = $limit" not in again.statements
-    monkeypatch.setenv("CACHEMETER_MEMORY_LIMIT", "2GB")
-    changed = Recording(conn)
-    warehouse.prepare(changed)
-    assert "SET memory_limit = $limit" in changed.statements
-    assert conn.execute("select current_setting('memory_limit')").fetchone() == ("1.8 GiB",)
-
-
 def _other_process_opens(db: Path) -> str:
     """What a second process gets when it opens ``db`` for writing: "opened", or DuckDB's error's first line."""
     done = subprocess.run([sys.executable, "-c", (
