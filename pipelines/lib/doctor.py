@@ -109,7 +109,7 @@ def _dagster_home() -> Result:
 def _webhook(db: Path) -> Result:
     """The webhook's settings as a run would use them (a malformed URL, an unknown format, PagerDuty without its
     routing key: every post fails, and a break test found doctor saying "ok" to each), then the notices not delivered
-    yet as the snapshot records them (the last run's attempts reach it with the next run)."""
+    yet and those given up lately (``_undelivered_notices``)."""
     from pipelines.defs.settings import CachemeterSettings
     from pipelines.lib import webhook
 
@@ -139,6 +139,7 @@ def _undelivered_notices(db: Path, window_days: int) -> str | None:
     holds it; None when there are none or nothing can be read. "Not delivered yet" is what the next run posts
     (``alerts/alert_deliveries__pending.sql``), not every failed row: a break test saw doctor count attempts of
     notices no longer due, and call a dead-lettered notice one the next run would post."""
+    from pipelines.lib import webhook
     from pipelines.lib.sql import statement
 
     try:
@@ -147,8 +148,9 @@ def _undelivered_notices(db: Path, window_days: int) -> str | None:
         except duckdb.IOException:  # a run holds it: what its snapshot says
             conn = warehouse.open_for_reading(db)
         with conn:
-            due = conn.execute(statement("alerts/alert_deliveries__pending"), {"window_days": window_days}).fetchall()
-            tried = [row for row in due if row[-2] > 0]  # (attempts, refusals are the last two columns)
+            cursor = conn.execute(statement("alerts/alert_deliveries__pending"), webhook.pending_params(window_days))
+            attempts = [d[0] for d in cursor.description].index("attempts")
+            tried = [row for row in cursor.fetchall() if row[attempts] > 0]
             error = conn.execute(
                 "select arg_max(error, attempted_at) from marts.alert_deliveries where status = 'failed'").fetchall()[0][0]
             given_up = conn.execute("select count(*) from marts.alert_deliveries where status = 'dead_letter' "

@@ -66,7 +66,12 @@ FORMATS = ("generic", "slack", "pagerduty", "alertmanager")
 # HTTP answers that refuse the request itself (its body: malformed, conflicting, too large, of a type or content the
 # receiver rejects), which no later attempt of the same notice changes: only these are dead-lettered after
 # max_attempts (RFC 9110, section 15.5)
-REFUSED_REQUEST = frozenset({400, 409, 413, 415, 422})  # (sql/alerts/alert_deliveries__pending.sql counts them)
+REFUSED_REQUEST = frozenset({400, 409, 413, 415, 422})
+
+
+def pending_params(window_days: int) -> dict:
+    """The parameters of ``sql/alerts/alert_deliveries__pending.sql`` (which counts the refusals by REFUSED_REQUEST)."""
+    return {"window_days": window_days, "refused": sorted(REFUSED_REQUEST)}
 
 
 def setup_problem(options: DeliveryOptions) -> str | None:
@@ -235,7 +240,7 @@ def deliver_pending(conn: duckdb.DuckDBPyConnection, url: str, post: Callable[..
     (without the URL) for a malformed URL.
     """
     check_url(url)  # a malformed URL fails every post: one clear error (without the URL), no attempts recorded
-    cursor = conn.execute(statement("alerts/alert_deliveries__pending"), {"window_days": options.window_days})
+    cursor = conn.execute(statement("alerts/alert_deliveries__pending"), pending_params(options.window_days))
     columns = [d[0] for d in cursor.description]
     pending = [dict(zip(columns, row)) for row in cursor.fetchall()]
     delivered = failed = dead = deferred = 0

@@ -1,4 +1,5 @@
--- The incident notices due, oldest first, with the attempts already made: an incident's 'opened'
+-- The incident notices due, oldest first, with the attempts already made ($window_days; $refused: the HTTP
+-- statuses that refuse a request, lib/webhook.py REFUSED_REQUEST): an incident's 'opened'
 -- (only incidents opened within $window_days days of the newest staged day, or still open and firing
 -- within them: enabling delivery, or building a new warehouse from old logs, does not post the history),
 -- its 'resolved' once resolved and its opening delivered or due in the same pass (an incident that opened
@@ -77,7 +78,7 @@ select
     -- the attempts the webhook answered by refusing the request itself (lib/webhook.py REFUSED_REQUEST): only
     -- these count toward max_attempts (an outage's failures before them do not)
     (select count(*) from marts.alert_deliveries a
-     where a.alert_id = d.incident_key and a.notice = d.notice and a.http_status in (400, 409, 413, 415, 422))
+     where a.alert_id = d.incident_key and a.notice = d.notice and list_contains($refused::integer[], a.http_status))
         as refusals
 from due d
 where not exists (select 1 from done x where x.incident_key = d.incident_key and x.notice = d.notice)
