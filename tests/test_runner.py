@@ -40,10 +40,22 @@ def test_another_failed_step_names_its_cause():
         execute(["core__usage_costs"])
 
 
-def test_a_webhook_down_in_the_first_day_range_does_not_stop_the_next(monkeypatch):
-    from datetime import date
+def without_a_warehouse(monkeypatch, execute, ranges):
+    """run_pipeline with its jobs replaced by ``execute`` and ``ranges`` as the pending day ranges, no warehouse."""
+    from contextlib import nullcontext
 
     from pipelines.defs.nightly import sensors
+
+    monkeypatch.setattr(runner, "_execute", execute)
+    monkeypatch.setattr(runner.warehouse, "held_for_run", lambda db, wait: nullcontext())
+    monkeypatch.setattr(runner.warehouse, "record_unbuilt_days", lambda conn, db: [])
+    monkeypatch.setattr(sensors, "pending_ranges", lambda conn, days: ranges)
+    monkeypatch.setattr(runner.side_process, "preload", lambda: None)
+    monkeypatch.setenv("CACHEMETER_DB", "/nonexistent/w.duckdb")
+
+
+def test_a_webhook_down_in_the_first_day_range_does_not_stop_the_next(monkeypatch):
+    from datetime import date
 
     ranges = [(date(2026, 10, 2), date(2026, 10, 3), None, None), (date(2026, 11, 15), date(2026, 11, 15), None, None)]
     built = []
@@ -54,19 +66,7 @@ def test_a_webhook_down_in_the_first_day_range_does_not_stop_the_next(monkeypatc
             raise runner.NoticesNotDeliveredError(what)
         return 0
 
-    class Held:
-        def __enter__(self):
-            return None
-
-        def __exit__(self, *exc):
-            return False
-
-    monkeypatch.setattr(runner, "_execute", execute)
-    monkeypatch.setattr(runner.warehouse, "held_for_run", lambda db, wait: Held())
-    monkeypatch.setattr(runner.warehouse, "record_unbuilt_days", lambda conn, db: [])
-    monkeypatch.setattr(sensors, "pending_ranges", lambda conn, days: ranges)
-    monkeypatch.setattr(runner.side_process, "preload", lambda: None)
-    monkeypatch.setenv("CACHEMETER_DB", "/nonexistent/w.duckdb")
+    without_a_warehouse(monkeypatch, execute, ranges)
     with pytest.raises(runner.NoticesNotDeliveredError, match=r"^days 2026-10-02 .. 2026-11-15: built and published"):
         runner.run_pipeline(instance=__import__("dagster").DagsterInstance.ephemeral())
     assert built == ["days 2026-10-02 .. 2026-10-03", "days 2026-11-15 .. 2026-11-15"]  # before, only the first
@@ -134,24 +134,12 @@ def test_a_step_whose_retries_ran_out_names_why_it_asked_for_them():
 
 
 def test_notices_left_undelivered_on_a_night_with_nothing_to_build_still_let_the_summary_print(monkeypatch):
-    from pipelines.defs.nightly import sensors
-
     def execute(defs, job_name, instance, tags, what, assets=None):
         if job_name == "cachemeter_publish":  # the earlier nights' notices, the webhook still down
             raise runner.NoticesNotDeliveredError(what, "1 notice(s) not delivered (last error: HTTP 503)")
         return 0
 
-    class Held:
-        def __enter__(self):
-            return None
-
-        def __exit__(self, *exc):
-            return False
-
-    monkeypatch.setattr(runner, "_execute", execute)
-    monkeypatch.setattr(runner.warehouse, "held_for_run", lambda db, wait: Held())
-    monkeypatch.setattr(sensors, "pending_ranges", lambda conn, days: [])
-    monkeypatch.setenv("CACHEMETER_DB", "/nonexistent/w.duckdb")
+    without_a_warehouse(monkeypatch, execute, [])
     with pytest.raises(runner.NoticesNotDeliveredError) as raised:
         runner.run_pipeline(instance=__import__("dagster").DagsterInstance.ephemeral())
     assert raised.value.result == runner.RunResult(None, None)  # the CLI prints the summary, then the error

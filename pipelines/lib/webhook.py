@@ -97,17 +97,29 @@ def run_notice_payload(text: str, fields: dict, key: str, options: DeliveryOptio
     if options.format == "slack":
         return {"text": text}
     if options.format == "pagerduty":
-        return {"routing_key": options.routing_key, "event_action": "trigger", "dedup_key": key,
-                "payload": {"summary": text[:1024], "source": "cachemeter", "severity": "critical",
-                            "custom_details": fields}}
+        return _pagerduty(options, key, True, {"summary": text[:1024], "source": "cachemeter", "severity": "critical",
+                                               "custom_details": fields})
     if options.format == "alertmanager":
         labels = {"alertname": f"cachemeter_{fields.get('event', 'notice')}", "severity": "critical"}
-        alert = {"status": "firing", "labels": labels, "annotations": {"summary": text}, "startsAt": None,
-                 "endsAt": "0001-01-01T00:00:00Z", "fingerprint": key[:16]}
-        return {"version": "4", "groupKey": key, "status": "firing", "receiver": "cachemeter",
-                "groupLabels": {"alertname": labels["alertname"]}, "commonLabels": labels,
-                "commonAnnotations": alert["annotations"], "externalURL": "", "truncatedAlerts": 0, "alerts": [alert]}
+        return _alertmanager(key, True, labels, {"summary": text}, None, None)
     raise ValueError(f"unknown delivery format {options.format!r}: use one of {', '.join(FORMATS)}")
+
+
+def _pagerduty(options: DeliveryOptions, key: str, firing: bool, event: dict) -> dict:
+    """A PagerDuty Events v2 body: trigger while ``firing``, else resolve, deduplicated on ``key``."""
+    return {"routing_key": options.routing_key, "event_action": "trigger" if firing else "resolve", "dedup_key": key,
+            "payload": event}
+
+
+def _alertmanager(key: str, firing: bool, labels: dict, annotations: dict, starts: str | None,
+                  ends: str | None) -> dict:
+    """An Alertmanager webhook payload (v4) of one alert, grouped and fingerprinted by ``key``."""
+    status = "firing" if firing else "resolved"
+    alert = {"status": status, "labels": labels, "annotations": annotations, "startsAt": starts,
+             "endsAt": ends or "0001-01-01T00:00:00Z", "fingerprint": key[:16]}
+    return {"version": "4", "groupKey": key, "status": status, "receiver": "cachemeter",
+            "groupLabels": {"alertname": labels["alertname"]}, "commonLabels": labels, "commonAnnotations": annotations,
+            "externalURL": "", "truncatedAlerts": 0, "alerts": [alert]}
 
 
 def _iso(day) -> str | None:
@@ -134,18 +146,14 @@ def payload(notice: dict, options: DeliveryOptions = DeliveryOptions()) -> dict:
     if options.format == "slack":
         return {"text": text}
     if options.format == "pagerduty":
-        return {"routing_key": options.routing_key, "event_action": "trigger" if firing else "resolve",
-                "dedup_key": notice["incident_key"],
-                "payload": {"summary": text[:1024], "source": "cachemeter",
-                            "severity": "critical" if notice.get("severity") == "critical" else "warning",
-                            "timestamp": starts, "custom_details": {**labels, "lost_savings_usd": lost}}}
-    alert = {"status": status, "labels": {"alertname": f"cachemeter_{labels.get('rule', 'incident')}", **labels},
-             "annotations": {"summary": text, "lost_savings_usd": lost or ""},
-             "startsAt": starts, "endsAt": ends or "0001-01-01T00:00:00Z", "fingerprint": notice["incident_key"][:16]}
+        return _pagerduty(options, notice["incident_key"], firing, {
+            "summary": text[:1024], "source": "cachemeter",
+            "severity": "critical" if notice.get("severity") == "critical" else "warning",
+            "timestamp": starts, "custom_details": {**labels, "lost_savings_usd": lost}})
     if options.format == "alertmanager":
-        return {"version": "4", "groupKey": notice["incident_key"], "status": status, "receiver": "cachemeter",
-                "groupLabels": {"alertname": alert["labels"]["alertname"]}, "commonLabels": alert["labels"],
-                "commonAnnotations": alert["annotations"], "externalURL": "", "truncatedAlerts": 0, "alerts": [alert]}
+        return _alertmanager(notice["incident_key"], firing,
+                             {"alertname": f"cachemeter_{labels.get('rule', 'incident')}", **labels},
+                             {"summary": text, "lost_savings_usd": lost or ""}, starts, ends)
     if options.format == "generic":
         return {"incident_key": notice["incident_key"], "notice": kind, "cycle": int(cycle or 1), "status": status,
                 "retracted": kind == "retracted", "startsAt": starts, "endsAt": ends, "labels": labels,

@@ -14,7 +14,7 @@ from pipelines.defs.settings import CachemeterSettings
 from pipelines.lib import incidents, webhook
 from tests.conftest import run_pipeline
 from tests.defs.test_pipeline import hit_rate_logs
-from tests.lib.test_webhook import copy_of
+from tests.lib.test_webhook import copy_of, serve
 
 
 class Receiver:
@@ -51,6 +51,27 @@ class Receiver:
 
     def close(self):
         self.server.shutdown()
+
+
+class Answering:
+    """A receiver that answers every post with ``status`` (which a test may change) and counts the posts."""
+
+    def __init__(self, status: int):
+        self.status, self.posts = status, 0
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.posts += 1
+                self.send_response(receiver.status)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = serve(Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
 
 
 @pytest.fixture(scope="module")
@@ -114,33 +135,19 @@ def test_only_a_notice_the_webhook_refuses_as_a_request_is_given_up(warehouse, t
     """A body the receiver rejects (400, 422: no later attempt changes it) is dead-lettered after max_attempts, so it
     cannot fail every night; an unavailable or misconfigured webhook (5xx, 404, 429) keeps the notice due."""
     db = copy_of(warehouse, tmp_path)
-    answers = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            self.rfile.read(int(self.headers["Content-Length"]))
-            answers.append(code)
-            self.send_response(code)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    receiver = Answering(code)
     try:
         with duckdb.connect(str(db)) as conn:
-            passes = [webhook.deliver_pending(conn, f"http://127.0.0.1:{server.server_port}/hook", options=FAST)
-                      for _ in range(4)]
+            passes = [webhook.deliver_pending(conn, receiver.url, options=FAST) for _ in range(4)]
             recorded = notices(conn)
     finally:
-        server.shutdown()
+        receiver.server.shutdown()
     if given_up:
         assert [(p.failed, p.dead_letter) for p in passes] == [(1, 0), (1, 0), (0, 1), (0, 0)]
-        assert recorded[-1] == ("opened", "dead_letter", 3) and len(answers) == 3
+        assert recorded[-1] == ("opened", "dead_letter", 3) and receiver.posts == 3
     else:
         assert [(p.failed, p.dead_letter) for p in passes] == [(1, 0)] * 4
-        assert recorded[-1] == ("opened", "failed", 4) and len(answers) == 4
+        assert recorded[-1] == ("opened", "failed", 4) and receiver.posts == 4
 
 
 def test_a_rebuild_that_drops_a_delivered_incident_sends_a_retraction(warehouse, tmp_path):
@@ -235,32 +242,21 @@ def test_an_outage_before_a_refusal_does_not_count_toward_giving_a_notice_up(war
     """A break test: after two nights of 503 (six failed attempts), one 400 dead-lettered the incident's opening at
     once, and it was never announced; only refusals of the request count toward max_attempts."""
     db = copy_of(warehouse, tmp_path)
-    answer = [503]
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            self.rfile.read(int(self.headers["Content-Length"]))
-            self.send_response(answer[0])
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/hook"
+    receiver = Answering(503)
     try:
         with duckdb.connect(str(db)) as conn:
-            outage = [webhook.deliver_pending(conn, url, options=FAST) for _ in range(4)]  # max_attempts is 3
-            answer[0] = 400
-            refused = [webhook.deliver_pending(conn, url, options=FAST) for _ in range(3)]
-            answer[0] = 200
-            back = webhook.deliver_pending(conn, url, options=FAST)
+            outage = [webhook.deliver_pending(conn, receiver.url, options=FAST) for _ in range(4)]  # max_attempts is 3
+            receiver.status = 400
+            refused = [webhook.deliver_pending(conn, receiver.url, options=FAST) for _ in range(3)]
+            receiver.status = 200
+            back = webhook.deliver_pending(conn, receiver.url, options=FAST)
+            recorded = notices(conn)
     finally:
-        server.shutdown()
+        receiver.server.shutdown()
     assert [(p.failed, p.dead_letter) for p in outage] == [(1, 0)] * 4
     assert [(p.failed, p.dead_letter) for p in refused] == [(1, 0), (1, 0), (0, 1)]  # the third refusal gives up
-    assert (back.delivered, back.failed) == (0, 0)
+    assert (back.delivered, back.failed) == (0, 0) and receiver.posts == 7  # given up: not posted again
+    assert [r[1:] for r in recorded] == [("failed", n) for n in range(1, 7)] + [("dead_letter", 7)]
 
 
 def test_a_cycle_that_reopened_and_resolved_while_the_webhook_was_down_is_posted_reopened_then_resolved(

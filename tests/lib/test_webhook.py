@@ -44,6 +44,13 @@ class Receiver:
         self.server.shutdown()
 
 
+def serve(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """``handler`` served on 127.0.0.1 (a free port) from a daemon thread; ``shutdown()`` stops it."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 @pytest.fixture(scope="module")
 def warehouse_with_alerts(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("alerts")
@@ -307,8 +314,7 @@ def test_a_webhook_that_redirects_is_a_failed_attempt_not_a_delivery(code):
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(Handler)
     try:
         with pytest.raises(webhook.DeliveryError) as raised:
             webhook.post_json(f"http://127.0.0.1:{server.server_port}/hook", {"text": "hello"}, timeout_seconds=5)

@@ -750,6 +750,29 @@ def _usage_records(count: int, prefix: str) -> list[str]:
             for i in range(count)]
 
 
+def _day_and_other(tmp_path, monkeypatch, batch: bool):
+    """logs/day.jsonl (20 records "old-*") and logs/other.jsonl (5), staged together (``batch``) or alone."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    day = logs / "day.jsonl"
+    day.write_text("\n".join(_usage_records(20, "old")) + "\n")
+    (logs / "other.jsonl").write_text("\n".join(_usage_records(5, "other")) + "\n")
+    monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 1 << 30 if batch else 0)
+    return logs, day
+
+
+def _staged_as_now_then_the_rotated_copy(tmp_path, logs, first, new_rows: int, fast_lane: bool):
+    """The run during the rotation staged day.jsonl as it is now (``new_rows``); the next stages day.jsonl.1's 20 rows,
+    none quarantined, and the warehouse equals a fresh build of the folder."""
+    assert dict((r[0], r[1:]) for r in first)["day.jsonl"] == (new_rows, new_rows, 0)
+    results, usage, quarantine = staged(tmp_path, logs, fast_lane, "w")
+    assert results == [("day.jsonl", new_rows, new_rows, 0), ("day.jsonl.1", 20, 20, 0), ("other.jsonl", 5, 5, 0)]
+    assert quarantine == []
+    truth = tmp_path / "truth"
+    shutil.copytree(logs, truth)
+    assert staged(tmp_path, truth, fast_lane, "truth")[1:] == (usage, quarantine)
+
+
 @pytest.mark.parametrize("batch", [False, True])  # a file staged alone; small files together
 @pytest.mark.parametrize("change", ["rotated", "copytruncate"])
 def test_a_log_rotated_while_the_lane_reads_it_is_staged_as_it_is_now_and_the_rotated_copy_next(
@@ -760,12 +783,7 @@ def test_a_log_rotated_while_the_lane_reads_it_is_staged_as_it_is_now_and_the_ro
     of themselves. Now the change is found before publishing and the batch is read as it is now; the next run stages
     the rotated copy, and the warehouse equals a fresh build of the folder (README: "an incremental warehouse equals
     a fresh build")."""
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    day = logs / "day.jsonl"
-    day.write_text("\n".join(_usage_records(20, "old")) + "\n")
-    (logs / "other.jsonl").write_text("\n".join(_usage_records(5, "other")) + "\n")
-    monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 1 << 30 if batch else 0)
+    logs, day = _day_and_other(tmp_path, monkeypatch, batch)
     fresh = "\n".join(_usage_records(3, "new")) + "\n"
 
     def rotate():
@@ -790,13 +808,9 @@ def test_a_log_rotated_while_the_lane_reads_it_is_staged_as_it_is_now_and_the_ro
     monkeypatch.setattr(ingest, lane, read_then_rotate)
     first, _, _ = staged(tmp_path, logs, True, "w")
     monkeypatch.setattr(ingest, lane, real_lane)
-    assert rotated and dict((r[0], r[1:]) for r in first)["day.jsonl"] == (3, 3, 0)  # the file as it is now
-    results, usage, quarantine = staged(tmp_path, logs, True, "w")
-    assert results == [("day.jsonl", 3, 3, 0), ("day.jsonl.1", 20, 20, 0), ("other.jsonl", 5, 5, 0)]
-    assert quarantine == []  # before: day.jsonl.1's 20 rows, "duplicate request_id"
-    truth = tmp_path / "truth"
-    shutil.copytree(logs, truth)
-    assert staged(tmp_path, truth, True, "truth")[1:] == (usage, quarantine)
+    assert rotated
+    # before: day.jsonl.1's 20 rows quarantined as "duplicate request_id"
+    _staged_as_now_then_the_rotated_copy(tmp_path, logs, first, 3, fast_lane=True)
 
 
 @pytest.mark.parametrize("batch", [False, True])
@@ -807,12 +821,7 @@ def test_a_log_copytruncated_and_grown_past_its_size_while_the_general_reader_re
     old rows were published with the new content's head and tail: until the next run (which restaged both files and
     healed it) the warehouse held the rotated copy's rows under the live file's name and identity. The first bytes,
     pinned before the read, are compared after it: the batch is read again as it is now, as the lane's files are."""
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    day = logs / "day.jsonl"
-    day.write_text("\n".join(_usage_records(20, "old")) + "\n")
-    (logs / "other.jsonl").write_text("\n".join(_usage_records(5, "other")) + "\n")
-    monkeypatch.setattr(ingest, "SMALL_FILE_BYTES", 1 << 30 if batch else 0)
+    logs, day = _day_and_other(tmp_path, monkeypatch, batch)
     fresh = "\n".join(_usage_records(30, "new")) + "\n"  # longer than the old content
     assert len(fresh) > day.stat().st_size
     real_read, rotated = ingest._read_file, []
@@ -831,10 +840,5 @@ def test_a_log_copytruncated_and_grown_past_its_size_while_the_general_reader_re
     monkeypatch.setattr(ingest, "_read_file", read_then_copytruncate)
     first, _, _ = staged(tmp_path, logs, False, "w")
     monkeypatch.setattr(ingest, "_read_file", real_read)
-    assert rotated and dict((r[0], r[1:]) for r in first)["day.jsonl"] == (30, 30, 0)  # the file as it is now
-    results, usage, quarantine = staged(tmp_path, logs, False, "w")
-    assert results == [("day.jsonl", 30, 30, 0), ("day.jsonl.1", 20, 20, 0), ("other.jsonl", 5, 5, 0)]
-    assert quarantine == []
-    truth = tmp_path / "truth"
-    shutil.copytree(logs, truth)
-    assert staged(tmp_path, truth, False, "truth")[1:] == (usage, quarantine)
+    assert rotated
+    _staged_as_now_then_the_rotated_copy(tmp_path, logs, first, 30, fast_lane=False)
