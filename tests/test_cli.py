@@ -2,10 +2,12 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from decimal import Decimal
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -487,6 +489,31 @@ def test_a_symlink_leaving_the_logs_folder_is_followed_when_the_variable_says_so
                           env={"CACHEMETER_FOLLOW_SYMLINKS": follow})
         assert done.returncode == 0, done.stderr
         assert query(db, "select count(*) from stage.files") == [(files,)]
+
+
+def test_a_warehouse_given_through_a_symlink_publishes_and_is_read_beside_its_target(tmp_path):
+    # the run wrote the snapshot and report beside the symlink's target but printed a report path beside the
+    # symlink, where no file was; `cachemeter sql --db <symlink>` looked for the snapshot there too, so it read
+    # the live warehouse, which a running run blocks (a break test)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "links").mkdir()
+    (tmp_path / "logs").mkdir()
+    shutil.copy(REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl", tmp_path / "logs" / "m.jsonl")
+    link = tmp_path / "links" / "team.duckdb"
+    link.symlink_to(tmp_path / "real" / "team.duckdb")
+    done = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(link), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    printed = re.search(r"report: (\S+)", done.stdout).group(1)
+    assert Path(printed) == tmp_path / "real" / "team.report.html" and Path(printed).is_file()
+    assert (tmp_path / "real" / "team.snapshot.duckdb").is_file()
+    assert sorted(p.name for p in (tmp_path / "links").iterdir()) == ["team.duckdb"]
+    from pipelines.lib import warehouse
+    assert warehouse.for_readers(link) == tmp_path / "real" / "team.snapshot.duckdb"
+    # a reader while a run holds the warehouse: the snapshot answers
+    with warehouse.held_for_run(str(tmp_path / "real" / "team.duckdb"), 0):
+        read = cachemeter("sql", "select count(*) as n from core.usage", "--db", str(link), "--format", "csv", cwd=tmp_path)
+    assert read.returncode == 0, read.stderr
+    assert read.stdout.splitlines()[1] == str(query(tmp_path / "real" / "team.duckdb", "select count(*) from core.usage")[0][0])
 
 
 @pytest.mark.parametrize("setting, cause", [

@@ -564,8 +564,18 @@ def report_path(db_path: str | Path) -> Path:
     folder each keep their own report (one overwrote the other's)."""
     if lake.is_lake(db_path):
         file = lake.catalog_file(db_path)
+        file = _target(file) if file is not None else None
         return (file.parent if file is not None else Path.cwd()) / _report_name(file)
-    return Path(db_path).with_name(_report_name(Path(db_path)))
+    file = _target(Path(db_path))
+    return file.with_name(_report_name(file))
+
+
+def _target(file: Path) -> Path:
+    """``file`` itself, or where it points when it is a symlink: a run opens the warehouse by its resolved path
+    (``resolved``) and publishes beside the target, so the paths readers and the summary derive from a symlink
+    must name the files beside the target too (they named files beside the symlink that no run wrote, and
+    ``cachemeter sql`` then read the live warehouse, which a run blocks, instead of its snapshot)."""
+    return Path(os.path.realpath(file)) if file.is_symlink() else file
 
 
 def _report_name(file: Path | None) -> str:
@@ -583,8 +593,8 @@ def _own_name(file: Path) -> str:
 
 def snapshot_path(db_path: str | Path) -> Path:
     """Where the read-only snapshot of ``db_path`` is published: ``<name>.snapshot.duckdb`` beside it
-    (``<name>``: ``_own_name``)."""
-    path = Path(db_path)
+    (``<name>``: ``_own_name``; beside the target of a symlink, ``_target``)."""
+    path = _target(Path(db_path))
     return path.with_name(f"{_own_name(path)}.snapshot.duckdb")
 
 
@@ -613,7 +623,7 @@ def publish_snapshot(conn: duckdb.DuckDBPyConnection, db_path: str | Path) -> di
 def unbuilt_days_path(db_path: str | Path) -> Path:
     """The file ``<name>.unbuilt.json`` beside a DuckDB warehouse (``_own_name``) that names the UTC days staged
     but not built yet while its snapshot is older than its staging (``record_unbuilt_days``)."""
-    path = Path(db_path)
+    path = _target(Path(db_path))
     return path.with_name(f"{_own_name(path)}.unbuilt.json")
 
 
