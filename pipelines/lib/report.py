@@ -93,6 +93,17 @@ PAGE = """<!DOCTYPE html>
 
 
 CHART_TITLES = ("Token hit rate per day (top apps)", "Cost vs no-cache cost (savings shaded)", "Lost savings by cause")
+# The report shows lost savings three ways, each against its own baseline (a reader saw three amounts for one
+# incident and no reason): what each one measures, printed beside it
+LOST_SAVINGS_NOTES = {
+    "causes": ["The daily alerts' lost savings over the days shown, by rule: a hit-rate rule's gap below that day's",
+               "trailing baseline; negative_cache_roi's write premium above its read savings; below_cache_minimum's",
+               "upper bound of what caching could save."],  # lines: a chart's subtitle does not wrap
+    "incidents": "Lost savings: the incident's gap below the baseline frozen on the day it opened, summed over its days "
+                 "(the amount its notice reports).",
+    "families": "Lost savings: each day's gap below the family's own trailing hit rate, where below it, summed over "
+                "the days shown.",
+}
 
 
 @dataclass
@@ -160,7 +171,8 @@ def charts(data: ReportData) -> list[alt.Chart]:
         y="usd:Q", color=alt.Color("series:N", title="", scale=alt.Scale(domain=["cost_usd", "no_cache_cost_usd"],
                                                                           range=["#1f77b4", "#d62728"])))
     cost = alt.layer(savings, lines, title=CHART_TITLES[1]).properties(width=720, height=240)
-    lost = alt.Chart(data.causes, title=CHART_TITLES[2]).mark_bar().encode(
+    lost = alt.Chart(data.causes, title=alt.TitleParams(CHART_TITLES[2], subtitle=LOST_SAVINGS_NOTES["causes"],
+                                                         anchor="start")).mark_bar().encode(
         x=alt.X("lost_savings_usd:Q", title="lost savings (USD)"), y=alt.Y("cause:N", sort="-x", title=""),
         tooltip=["cause:N", alt.Tooltip("lost_savings_usd:Q", format="$,.2f"), "alerts:Q"],
     ).properties(width=720, height=max(60, 30 * len(data.causes)))
@@ -200,9 +212,11 @@ def render_html(data: ReportData, title: str = "cachemeter: daily cache report")
                f"<b>${totals.no_cache_cost_usd:,.2f}</b>; caching saved <b>${totals.savings_usd:,.2f}</b>.</p>")
     extra = (f"<h1>{html.escape(title)}</h1>{summary}"
              f"<style>body{{font-family:sans-serif;margin:24px}} table{{border-collapse:collapse;margin:8px 0 24px}}"
-             f" td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px;text-align:left}}</style>")
-    tables = (f"<h2>Incidents (open first)</h2>{_table(data.alerts, money=('lost_savings_usd',))}"
-              f"<h2>Costliest prefix families</h2>"
+             f" td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px;text-align:left}}"
+             f" p.note{{color:#555;font-size:13px;margin:0 0 4px}}</style>")
+    tables = (f"<h2>Incidents (open first)</h2><p class=\"note\">{html.escape(LOST_SAVINGS_NOTES['incidents'])}</p>"
+              f"{_table(data.alerts, money=('lost_savings_usd',))}"
+              f"<h2>Costliest prefix families</h2><p class=\"note\">{html.escape(LOST_SAVINGS_NOTES['families'])}</p>"
               f"{_table(data.families, money=('cost_usd', 'savings_usd', 'lost_savings_usd'), rates=('token_hit_rate',))}"
               f"{_whatif_html(data)}")
     return PAGE.format(title=html.escape(title), bundle=javascript_bundle(), header=extra, spec=spec_json, tables=tables)

@@ -270,3 +270,21 @@ def test_an_empty_ttl_section_says_whether_no_switch_pays_or_nothing_could_be_re
     assert "No family could be replayed" in notes["openai"] and "None: every family" not in notes["openai"]
     assert "None: every family replayed (1) cost the least with the retention it uses now" in notes["anthropic"]
     assert "No family could be replayed" not in notes["anthropic"]
+
+
+def test_each_lost_savings_figure_says_what_it_measures(fresh_cache):
+    # one incident showed three lost-savings amounts (its frozen baseline $4.19, the causes chart about $5.31, the
+    # families table $5.57) and nothing said they measure against different baselines (a reader's question)
+    data = report.ReportData(
+        daily=pd.DataFrame({"day": pd.to_datetime(["2026-11-01"]), "cost_usd": [1.0], "no_cache_cost_usd": [2.0],
+                            "savings_usd": [1.0]}),
+        apps=pd.DataFrame({"day": pd.to_datetime(["2026-11-01"]), "app": ["a"], "token_hit_rate": [0.5]}),
+        causes=pd.DataFrame({"cause": ["hit_rate_drop"], "lost_savings_usd": [5.31], "alerts": [2]}),
+        alerts=pd.DataFrame({"status": ["open"], "lost_savings_usd": [4.19]}),
+        families=pd.DataFrame({"prefix_family": ["key:1"], "lost_savings_usd": [5.57]}))
+    page = report.render_html(data)
+    incidents, families = page.index("<h2>Incidents"), page.index("<h2>Costliest prefix families")
+    assert page.index("baseline frozen on the day it opened", incidents) < families  # under the incidents' heading
+    assert page.index("the family&#x27;s own trailing hit rate", families) > families
+    chart = report.charts(data)[2].to_dict()["title"]
+    assert chart["text"] == "Lost savings by cause" and "trailing baseline" in " ".join(chart["subtitle"])
