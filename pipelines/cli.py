@@ -271,6 +271,10 @@ def report(
     from pipelines.lib import report as cache_report
 
     out = out or warehouse.report_path(db)  # where `cachemeter run` writes it too
+    if out.suffix.lower() not in (".html", ".htm"):  # `--out <the warehouse>` replaced it with the page (a break test)
+        err_console.print(f"[red]error:[/red] --out {escape(str(out))} does not end in .html: the report is an HTML "
+                          "page, and this refuses to write it over any other file (a warehouse or its snapshot)")
+        raise typer.Exit(2)
     if out.is_dir():
         err_console.print(f"[red]error:[/red] {escape(str(out))} is a folder: --out takes the HTML file to write")
         raise typer.Exit(1)

@@ -178,6 +178,17 @@ def test_a_report_killed_while_it_is_written_leaves_the_previous_one_whole(tmp_p
     assert out.read_bytes() == previous
 
 
+def test_report_refuses_to_write_over_anything_but_an_html_page(tmp_path):
+    # `report --out <the warehouse>` replaced the warehouse with the page and said "Report written" (a break test)
+    db = empty_warehouse(tmp_path)
+    before = db.read_bytes()
+    for target in (db, tmp_path / "w.snapshot.duckdb", tmp_path / "notes.txt"):
+        refused = cachemeter("report", "--db", str(db), "--out", str(target), cwd=tmp_path)
+        assert refused.returncode == 2 and "does not end in .html" in refused.stderr, refused.stderr
+    assert db.read_bytes() == before and not (tmp_path / "notes.txt").exists()
+    assert cachemeter("report", "--db", str(db), "--out", str(tmp_path / "r.HTML"), cwd=tmp_path).returncode == 0
+
+
 def test_cachemeter_db_names_the_warehouse_when_no_db_option_does(tmp_path):
     # found by a break test: the README (and the Makefile) name CACHEMETER_DB for the CLI's warehouse too, but
     # --db read no variable, so a run wrote ./warehouse/ instead; an explicit --db still wins
