@@ -158,13 +158,20 @@ def instance_of_home(home: Path) -> dg.DagsterInstance:
     two runs started together on a new ``DAGSTER_HOME`` stopped with "table runs already exists" or "UNIQUE
     constraint failed: alembic_version.version_num" (a break test: 3 of 6 pairs), before either reached the
     warehouse lock that names the other run. An exclusive ``flock`` on ``home/.cachemeter-instance.lock`` around
-    the open: 0 of 8 pairs failed. Raises ``OSError`` when ``home`` cannot be created or written."""
+    the open: 0 of 8 pairs failed. Raises ``OSError`` when ``home`` cannot be created or written, ``PipelineError``
+    naming the file when Dagster cannot open the instance its ``dagster.yaml`` describes."""
     import fcntl
 
     home.mkdir(parents=True, exist_ok=True)
     with open(home / ".cachemeter-instance.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        return dg.DagsterInstance.get()
+        try:
+            return dg.DagsterInstance.get()
+        except Exception as exc:  # its dagster.yaml: bad YAML, an unknown key, a storage whose driver is missing
+            # (each stopped the run with "an unexpected error ... please report it", a break test)
+            detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise PipelineError(f"Dagster's instance in DAGSTER_HOME={home} cannot be opened: {type(exc).__name__}: "
+                                f"{detail} (check {home / 'dagster.yaml'}; `cachemeter doctor` checks it too)") from exc
 
 
 def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict, what: str,

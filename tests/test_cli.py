@@ -178,6 +178,19 @@ def test_a_report_killed_while_it_is_written_leaves_the_previous_one_whole(tmp_p
     assert out.read_bytes() == previous
 
 
+def test_a_dagster_home_whose_configuration_cannot_be_used_stops_the_run_with_one_line(tmp_path):
+    # a break test: `storage: [unclosed` in DAGSTER_HOME's dagster.yaml ended the run in "ParserError ... an
+    # unexpected error, please report it"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("storage: [unclosed\n")
+    done = cachemeter("run", "--logs", str(tmp_path), "--db", str(tmp_path / "w.duckdb"), cwd=tmp_path,
+                      env={"DAGSTER_HOME": str(home)})
+    assert done.returncode == 1 and "unexpected" not in done.stderr and "Traceback" not in done.stderr
+    assert f"Dagster's instance in DAGSTER_HOME={home} cannot be opened: " in done.stderr
+    assert f"(check {home / 'dagster.yaml'};" in done.stderr
+
+
 def test_report_refuses_to_write_over_anything_but_an_html_page(tmp_path):
     # `report --out <the warehouse>` replaced the warehouse with the page and said "Report written" (a break test)
     db = empty_warehouse(tmp_path)

@@ -9,6 +9,7 @@ deadline hour are part of the definitions, read when the code loads.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dagster as dg
@@ -48,7 +49,8 @@ class _SettingsBase(dg.ConfigurableResource):
         when a run starts). Raises ``ValueError`` naming the file or the setting when the configuration
         cannot be read.
         """
-        config = load_config(Path(str(options.env_value("config") or DEFAULT_CONFIG)))
+        named = bool(os.environ.get(options.BY_NAME["config"].env, "").strip())  # CACHEMETER_CONFIG is set
+        config = load_config(Path(str(options.env_value("config") or DEFAULT_CONFIG)), named)
         return cls(logs_dir=logs_dir if logs_dir is not None else str(options.env_value("logs")),
                    prices_file=str(options.env_value("prices")) or None,
                    follow_symlinks=bool(options.env_value("follow_symlinks")),
@@ -81,11 +83,23 @@ CachemeterSettings = type("CachemeterSettings", (_SettingsBase,), {
 })
 
 
-def load_config(path: Path) -> dict:
-    """The parsed configuration file, ``{}`` when it does not exist; ``ValueError`` naming the file if invalid."""
-    if not path.is_file():
+def load_config(path: Path, named: bool = False) -> dict:
+    """The parsed configuration file; ``{}`` when the default file does not exist (an installed package has none).
+
+    ``named``: the file was named (``CACHEMETER_CONFIG``), so its absence is an error: a mistyped path ran on the
+    defaults without a word (a break test). Raises ``ValueError`` naming the file: missing when named, not a file,
+    bad YAML, not a mapping, or holding keys that name no setting (``options.unknown_keys``: a typo was ignored).
+    """
+    if not path.exists() and not named:
         return {}
+    if not path.is_file():
+        raise ValueError(f"CACHEMETER_CONFIG names {path}, which {'is not a file' if path.exists() else 'does not exist'}"
+                         " (unset it for the bundled defaults)")
     data = safe_yaml.load_file(path) or {}  # YamlFileError (a ValueError): bad YAML, aliases, huge values
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping with 'alerts' and 'webhook'")
+    unknown = options.unknown_keys(data)
+    if unknown:
+        raise ValueError(f"{path}: {'an unknown setting' if len(unknown) == 1 else 'unknown settings'} "
+                         f"{', '.join(unknown)} (the settings are the README's settings table and the bundled cachemeter.yaml)")
     return data

@@ -26,7 +26,21 @@ class Result:
 
 def run_checks(db: Path) -> list[Result]:
     """Every check, in order; never raises."""
-    return [_packages(), _catalogue(), _warehouse(db), _snapshot(db), _dagster_home(), _webhook(db)]
+    return [_packages(), _catalogue(), _settings(), _warehouse(db), _snapshot(db), _dagster_home(), _webhook(db)]
+
+
+def _settings() -> Result:
+    """The settings file and variables as a run reads them (a bad file or value stopped doctor itself with "an
+    unexpected error", a break test: the one problem it should name)."""
+    from pipelines.defs.settings import CachemeterSettings
+
+    named = os.environ.get("CACHEMETER_CONFIG", "").strip()
+    try:
+        CachemeterSettings.from_env()
+    except ValueError as exc:
+        return Result("settings", "fail", str(exc))
+    source = named or "the bundled cachemeter.yaml (defaults)"
+    return Result("settings", "ok", f"{source}; variables CACHEMETER_<NAME> override single settings")
 
 
 def _packages() -> Result:
@@ -62,7 +76,12 @@ def _warehouse(db: Path) -> Result:
         if holder is not None:  # DuckDB's own words were "IO Error: Could not set lock on file ..."
             return Result("warehouse", "warn", f"{db}: a run is writing it now ({holder}); readers read its snapshot "
                           "meanwhile: run `cachemeter doctor` again when the run ends to check the warehouse itself")
-        return Result("warehouse", "warn", f"{db}: {exc}".splitlines()[0])
+        if isinstance(exc, duckdb.CatalogException):  # a DuckDB file no run has prepared
+            return Result("warehouse", "warn", f"{db} holds no cachemeter tables yet: the first `cachemeter run` creates them")
+        # a damaged or foreign file: every run and reader fails on it
+        return Result("warehouse", "fail", f"{db} cannot be read: {str(exc).splitlines()[0]}")
+    if not days:
+        return Result("warehouse", "ok", f"{db}: no usage yet (a run has staged no accepted record)")
     return Result("warehouse", "ok", f"{db}: {days} day(s) of usage, last {last}")
 
 
@@ -89,6 +108,12 @@ def _snapshot(db: Path) -> Result:
         except (duckdb.Error, ValueError) as exc:
             note = f"cannot be read ({str(exc).splitlines()[0]})"
         return Result("snapshot", "warn", f"{path}: {note}")
+    try:  # a damaged copy (a truncated file was "ok", a break test): readers fail on it until a run publishes anew
+        with warehouse.connect(path, read_only=True) as conn:
+            conn.execute("select count(*) from core.usage").fetchall()
+    except (duckdb.Error, OSError) as exc:
+        return Result("snapshot", "fail", f"{path} cannot be read ({str(exc).splitlines()[0]}): the next successful "
+                      "`cachemeter run` publishes it again; meanwhile `cachemeter sql --live` reads the warehouse")
     return Result("snapshot", "ok", f"{path} ({path.stat().st_size / 1e6:.1f} MB): `cachemeter sql` reads it during runs")
 
 
@@ -101,8 +126,20 @@ def _dagster_home() -> Result:
                                                   f"`make dagster-dev` record theirs in {made}: "
                                                   f"export DAGSTER_HOME={made}")
         return Result("DAGSTER_HOME", "warn", "not set: runs are not recorded; `make dagster-dev` sets ./.dagster_home")
-    if not (Path(home) / "dagster.yaml").is_file():
+    if not Path(home).is_dir():
+        return Result("DAGSTER_HOME", "fail", f"{home} {'is not a folder' if Path(home).exists() else 'does not exist'}: "
+                      "Dagster needs it to be one (a run creates it when it can)")
+    config = Path(home) / "dagster.yaml"
+    if not config.is_file():
         return Result("DAGSTER_HOME", "warn", f"{home} has no dagster.yaml: copy the repository's (make dagster-dev does)")
+    try:  # a run opens the instance from it: a file that does not parse stopped every run (a break test)
+        import yaml
+
+        parsed = yaml.safe_load(config.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
+        return Result("DAGSTER_HOME", "fail", f"{config} cannot be read: {str(exc).splitlines()[0]}")
+    if parsed is not None and not isinstance(parsed, dict):
+        return Result("DAGSTER_HOME", "fail", f"{config}: expected a mapping of Dagster's instance settings")
     return Result("DAGSTER_HOME", "ok", home)
 
 
@@ -113,7 +150,10 @@ def _webhook(db: Path) -> Result:
     from pipelines.defs.settings import CachemeterSettings
     from pipelines.lib import webhook
 
-    settings = CachemeterSettings.from_env()
+    try:
+        settings = CachemeterSettings.from_env()
+    except ValueError:
+        return Result("alert webhook", "warn", "not checked: the settings cannot be read (the settings check says why)")
     name = settings.webhook_url_env
     url = os.environ.get(name)
     if not url:

@@ -24,6 +24,14 @@ from typing import Mapping, MutableMapping
 # the spellings a boolean setting takes (YAML 1.1's, which a cachemeter.yaml writer may use, and 1/0)
 TRUE = frozenset({"1", "true", "yes", "y", "on"})
 FALSE = frozenset({"0", "false", "no", "n", "off"})
+# the range a number in each unit takes (inclusive; None: unbounded), unless its option says otherwise: a setting out
+# of it was accepted and failed deep in a run ("Out of Range Error: Invalid RANGE PRECEDING value" for baseline_days
+# -3) or did nothing (a min_drop of 5 on a hit rate, a share of 0..1)
+UNIT_BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "share": (0, 1), "days": (1, None), "requests": (0, None), "records": (0, None), "rows": (0, None),
+    "attempts": (1, None), "retries": (0, None), "hours": (0, None), "seconds": (0, None), "USD": (0, None),
+    "standard errors": (0, None), "processes": (1, None), "hour (UTC)": (0, 23),
+}
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,13 @@ class Option:
     meaning: str
     key: str | None = None
     variable: str | None = None  # the environment variable when it is not CACHEMETER_<NAME> (a provider's own name)
+    bounds: tuple[float | None, float | None] | None = None  # the value's range, when not its unit's (UNIT_BOUNDS)
+    choices: tuple[str, ...] | None = None  # the values a name takes
+
+    @property
+    def where(self) -> str:
+        """How a message names the setting: its file key and variable, or its variable."""
+        return f"{self.key} / {self.env}" if self.key else self.env
 
     @property
     def env(self) -> str:
@@ -46,8 +61,21 @@ class Option:
     def parse(self, raw: object) -> object:
         """``raw`` (a YAML value or an environment string) as this option's type (that of its default).
 
-        Raises ``ValueError`` naming the option when it does not parse.
+        Raises ``ValueError`` naming the option when it does not parse, is out of its range (``bounds``, else its
+        unit's ``UNIT_BOUNDS``) or is not one of its ``choices``.
         """
+        value = self._typed(raw)
+        low, high = self.bounds or UNIT_BOUNDS.get(self.unit, (None, None))
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and (
+                value != value or (low is not None and value < low) or (high is not None and value > high)):
+            span = (f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}") if low is not None \
+                else f"at most {high:g}"
+            raise ValueError(f"setting {self.where}: {raw!r} is out of range ({self.unit}: {span})")
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"setting {self.where}: {raw!r} is not one of {', '.join(self.choices)}")
+        return value
+
+    def _typed(self, raw: object) -> object:
         kind = type(self.default)
         try:
             if kind is bool:
@@ -68,8 +96,7 @@ class Option:
                 return float(raw)
             return str(raw)
         except (TypeError, ValueError):
-            where = f"{self.key} / {self.env}" if self.key else self.env
-            raise ValueError(f"setting {where}: {raw!r} is not a {kind.__name__}") from None
+            raise ValueError(f"setting {self.where}: {raw!r} is not a {kind.__name__}") from None
 
 
 # The file settings, in the order cachemeter.yaml lists them.
@@ -113,16 +140,18 @@ FILE_OPTIONS: tuple[Option, ...] = (
     Option("unpriced_min_requests", 1, "requests", "unpriced requests of one model on a day before it alerts",
            "alerts.unpriced_usage.min_requests"),
     Option("mismatch_share", 0.01, "share", "reported (billed) and computed cost differ by more than this share of the reported",
-           "alerts.cost_mismatch.share"),
+           "alerts.cost_mismatch.share", bounds=(0, None)),
     Option("mismatch_min_usd", 0.01, "USD", "... and by more than this on the day (provider, model)",
            "alerts.cost_mismatch.min_usd"),
-    Option("mismatch_critical_share", 0.10, "share", "a critical alert from this share on", "alerts.cost_mismatch.critical_share"),
+    Option("mismatch_critical_share", 0.10, "share", "a critical alert from this share on", "alerts.cost_mismatch.critical_share",
+           bounds=(0, None)),
     Option("price_share", 0.05, "share",
            "billed and list cost differ by at least this share of the billed on the day (provider, model), however few USD",
-           "alerts.price_mismatch.share"),
+           "alerts.price_mismatch.share", bounds=(0, None)),
     Option("price_min_rows", 2, "rows", "... and on at least this many billed rows, each by this share in the same direction",
            "alerts.price_mismatch.min_rows"),
-    Option("price_critical_share", 0.20, "share", "a critical alert from this share on", "alerts.price_mismatch.critical_share"),
+    Option("price_critical_share", 0.20, "share", "a critical alert from this share on", "alerts.price_mismatch.critical_share",
+           bounds=(0, None)),
     Option("quality_max_quarantine_share", 0.01, "share",
            "quarantined / records of the day (a quarantined line counts on the day of the accepted line before it in its file)",
            "alerts.data_quality.max_quarantine_share"),
@@ -132,7 +161,7 @@ FILE_OPTIONS: tuple[Option, ...] = (
            "environment variable holding the webhook URL (never logged)", "webhook.url_env"),
     Option("webhook_format", "generic", "name",
            "generic (JSON), slack, pagerduty (Events v2: https://events.pagerduty.com/v2/enqueue) or alertmanager",
-           "webhook.format"),
+           "webhook.format", choices=("generic", "slack", "pagerduty", "alertmanager")),
     Option("webhook_routing_key_env", "CACHEMETER_PAGERDUTY_ROUTING_KEY", "variable name",
            "pagerduty: environment variable holding the routing key (never logged)", "webhook.routing_key_env"),
     Option("webhook_max_attempts", 5, "attempts",
@@ -228,6 +257,30 @@ def values(config: Mapping, environ: Mapping[str, str] | None = None) -> dict[st
             raw = _lookup(config, option.key)
         out[option.name] = option.default if raw is None else option.parse(raw)
     return out
+
+
+def unknown_keys(config: Mapping) -> list[str]:
+    """The dotted keys of a parsed ``cachemeter.yaml`` that name no setting (a typo, ``alertz:`` or
+    ``webhook.formatt``, was ignored and the default used without a word), each with the closest declared key
+    when one is near (``alerts.baseline_dayz (alerts.baseline_days?)``), in the file's order."""
+    import difflib
+
+    declared = {o.key for o in FILE_OPTIONS}
+    sections = {".".join(o.key.split(".")[:depth]) for o in FILE_OPTIONS for depth in range(1, o.key.count(".") + 1)}
+    found: list[str] = []
+
+    def walk(node: Mapping, prefix: str) -> None:
+        for name, value in node.items():
+            key = f"{prefix}{name}"
+            if key in sections and isinstance(value, Mapping):
+                walk(value, key + ".")
+            elif key in sections and value is not None:  # (an empty section, `alerts:`, is the defaults)
+                found.append(f"{key} (a section: its settings go under it)")
+            elif key not in declared and key not in sections:
+                near = difflib.get_close_matches(key, sorted(declared | sections), n=1)
+                found.append(f"{key} ({near[0]}?)" if near else key)
+    walk(config, "")
+    return found
 
 
 def _lookup(config: Mapping, key: str) -> object:

@@ -21,6 +21,7 @@ from decimal import Decimal
 
 import duckdb
 
+from pipelines.lib import options as options_table
 from pipelines.lib.sql import statement
 
 
@@ -62,7 +63,7 @@ class DeliveryOptions:
     window_days: int = 3
 
 
-FORMATS = ("generic", "slack", "pagerduty", "alertmanager")
+FORMATS = options_table.BY_NAME["webhook_format"].choices  # declared once, with the setting
 # HTTP answers that refuse the request itself (its body: malformed, conflicting, too large, of a type or content the
 # receiver rejects), which no later attempt of the same notice changes: only these are dead-lettered after
 # max_attempts (RFC 9110, section 15.5)

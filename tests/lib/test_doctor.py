@@ -33,9 +33,9 @@ def test_dagster_home_without_its_configuration_and_with_it(tmp_path, monkeypatc
 def test_every_check_runs_on_a_folder_with_no_warehouse_and_none_raises(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     results = doctor.run_checks(tmp_path / "none.duckdb")
-    assert [r.name for r in results] == ["install", "price catalogue", "warehouse", "snapshot", "DAGSTER_HOME",
-                                         "alert webhook"]
-    assert results[2] == doctor.Result("warehouse", "warn",
+    assert [r.name for r in results] == ["install", "price catalogue", "settings", "warehouse", "snapshot",
+                                         "DAGSTER_HOME", "alert webhook"]
+    assert results[3] == doctor.Result("warehouse", "warn",
                                        f"{tmp_path / 'none.duckdb'} does not exist yet: run `cachemeter run`")
     assert results[0].status == "ok" and results[1].status == "ok"
 
@@ -95,3 +95,45 @@ def test_the_webhook_check_names_notices_not_delivered_yet_and_those_given_up(mo
                                  "tried and not delivered yet (last error: timed out); the next run posts them again; "
                                  "1 notice(s) given up (dead_letter: the webhook refused the request "
                                  "webhook.max_attempts times) in the last 7 days: see marts.alert_deliveries")
+
+
+def test_doctor_names_a_bad_settings_file_instead_of_failing_on_it(tmp_path, monkeypatch):
+    # a break test: a settings file with 'seven' for a count stopped doctor with "an unexpected error ... please
+    # report it", the one problem it is there to name
+    config = tmp_path / "mine.yaml"
+    config.write_text("alerts:\n  baseline_days: seven\n")
+    monkeypatch.setenv("CACHEMETER_CONFIG", str(config))
+    results = {r.name: r for r in doctor.run_checks(tmp_path / "none.duckdb")}
+    assert results["settings"] == doctor.Result(
+        "settings", "fail", "setting alerts.baseline_days / CACHEMETER_ALERT_BASELINE_DAYS: 'seven' is not a int")
+    assert results["alert webhook"].status == "warn" and "settings cannot be read" in results["alert webhook"].detail
+    config.write_text("alerts:\n  baseline_days: 3\n")
+    assert doctor._settings() == doctor.Result("settings", "ok", f"{config}; variables CACHEMETER_<NAME> override "
+                                                                 "single settings")
+
+
+def test_a_damaged_warehouse_or_snapshot_fails_its_check(tmp_path):
+    # a break test: a file that is no DuckDB warehouse was a "warn" (doctor exited 0), a truncated snapshot "ok"
+    from pipelines.lib import warehouse
+
+    db = tmp_path / "w.duckdb"
+    db.write_bytes(b"not a database" * 100)
+    assert doctor._warehouse(db).status == "fail"
+    db.unlink()
+    warehouse.connect(db).close()  # prepared, nothing staged
+    assert doctor._warehouse(db) == doctor.Result("warehouse", "ok", f"{db}: no usage yet (a run has staged no "
+                                                                     "accepted record)")
+    snapshot = tmp_path / "w.snapshot.duckdb"
+    snapshot.write_bytes(db.read_bytes()[:5000])
+    result = doctor._snapshot(db)
+    assert result.status == "fail" and "the next successful `cachemeter run` publishes it again" in result.detail
+
+
+def test_a_dagster_home_that_is_no_folder_or_whose_configuration_does_not_parse_fails(tmp_path, monkeypatch):
+    # a break test: DAGSTER_HOME with `storage: [unclosed` was "ok", and every run then stopped on Dagster's ParserError
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    (tmp_path / "dagster.yaml").write_text("storage: [unclosed\n")
+    result = doctor._dagster_home()
+    assert result.status == "fail" and result.detail.startswith(f"{tmp_path / 'dagster.yaml'} cannot be read")
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster.yaml"))
+    assert doctor._dagster_home().detail.endswith("is not a folder: Dagster needs it to be one (a run creates it when it can)")

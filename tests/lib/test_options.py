@@ -73,3 +73,46 @@ def test_a_variable_overrides_the_file_and_a_bad_value_names_the_setting(monkeyp
     assert environ == {"CACHEMETER_LOGS": "logs", "OTHER": " "}
     monkeypatch.setenv("CACHEMETER_INCIDENT_RECOVERY_DAYS", "4")
     assert CachemeterSettings.from_env().incident_thresholds().recovery_days == 4
+
+
+def test_a_setting_out_of_its_units_range_is_refused_naming_it():
+    # a break test: alerts.baseline_days -3 was accepted and failed deep in the run ("Out of Range Error: Invalid
+    # RANGE PRECEDING value"); a min_drop of 5 on a hit rate (a share, 0..1) was accepted and never fired
+    with pytest.raises(ValueError, match=r"alerts.baseline_days / CACHEMETER_ALERT_BASELINE_DAYS: -3 is out of "
+                                         r"range \(days: at least 1\)"):
+        options.values({"alerts": {"baseline_days": -3}}, environ={})
+    with pytest.raises(ValueError, match=r"alerts.hit_rate_drop.min_drop .*: 5 is out of range \(share: from 0 to 1\)"):
+        options.values({"alerts": {"hit_rate_drop": {"min_drop": 5}}}, environ={})
+    with pytest.raises(ValueError, match=r"CACHEMETER_WEBHOOK_TIMEOUT_SECONDS: '-1' is out of range"):
+        options.values({}, environ={"CACHEMETER_WEBHOOK_TIMEOUT_SECONDS": "-1"})
+    with pytest.raises(ValueError, match=r"CACHEMETER_USAGE_API_TIMEOUT_SECONDS: '-1' is out of range"):
+        options.env_value("usage_api_timeout_seconds", {"CACHEMETER_USAGE_API_TIMEOUT_SECONDS": "-1"})
+    with pytest.raises(ValueError, match=r"'nan' is out of range"):
+        options.values({}, environ={"CACHEMETER_ALERT_MIN_DROP": "nan"})
+    with pytest.raises(ValueError, match=r"webhook.format / CACHEMETER_WEBHOOK_FORMAT: 'telegram' is not one of "
+                                         r"generic, slack, pagerduty, alertmanager"):
+        options.values({"webhook": {"format": "telegram"}}, environ={})
+    # a share of a reported amount may pass 1 (a cost off by more than 100%); the edges of a range are in it
+    taken = options.values({"alerts": {"cost_mismatch": {"share": 2.5}, "hit_rate_drop": {"min_drop": 1},
+                                       "unpriced_usage": {"min_requests": 0}}}, environ={})
+    assert (taken["mismatch_share"], taken["alert_min_drop"], taken["unpriced_min_requests"]) == (2.5, 1, 0)
+
+
+def test_a_settings_file_with_a_key_that_names_no_setting_is_refused(tmp_path, monkeypatch):
+    from pipelines.defs.settings import load_config
+
+    # a break test: `alertz:` and `webhook: {formatt: slack}` were ignored, and the defaults used without a word
+    path = tmp_path / "mine.yaml"
+    path.write_text("alertz:\n  baseline_days: 3\nwebhook:\n  formatt: slack\n  url_env: HOOK\nalerts:\n")
+    with pytest.raises(ValueError, match=r"mine.yaml: unknown settings alertz \(alerts\?\), webhook.formatt "
+                                         r"\(webhook.format\?\)"):
+        load_config(path)
+    path.write_text("alerts: 5\n")
+    with pytest.raises(ValueError, match=r"an unknown setting alerts \(a section: its settings go under it\)"):
+        load_config(path)
+    # a named file that is not there: the defaults were used without a word
+    monkeypatch.setenv("CACHEMETER_CONFIG", str(tmp_path / "nope.yaml"))
+    with pytest.raises(ValueError, match=r"CACHEMETER_CONFIG names .*nope.yaml, which does not exist"):
+        CachemeterSettings.from_env()
+    monkeypatch.delenv("CACHEMETER_CONFIG")
+    assert CachemeterSettings.from_env().alert_baseline_days == 7  # unset: the bundled defaults
