@@ -137,3 +137,37 @@ def test_unpriced_requests_left_out_of_the_export_are_counted_in_a_warning(tmp_p
     with warehouse.connect(db, read_only=True) as conn:
         assert focus.unpriced_requests(conn) == 2
         assert focus.unpriced_requests(conn, last_day=date(2026, 11, 19)) == 0
+
+
+def test_a_zero_or_tiny_amount_is_written_in_plain_notation_and_a_failed_write_keeps_the_last_export(tmp_path,
+                                                                                                       monkeypatch):
+    # a break test: a $0 reported cost came out as 0E-15 (Arrow's CSV writer spells zero and amounts below 10^-6 in
+    # scientific notation; FOCUS decimals are plain), and a full disk left a truncated file over the last export
+    from datetime import datetime, timezone
+
+    amounts = pa.array([Decimal("0"), Decimal("0.0000001"), Decimal("-0.000000000000001"), None],
+                       pa.decimal128(38, 15))
+    table = pa.table({"BilledCost": amounts, "Tags": ['{"tenant":"a,b"}', None, "x", "y"],
+                      "ChargePeriodStart": pa.array([datetime(2026, 11, 1, tzinfo=timezone.utc)] * 4,
+                                                    pa.timestamp("us", tz="UTC"))})
+    out = tmp_path / "f.csv"
+    focus.write(table, out)
+    rows = list(csv.reader(out.open()))
+    assert [r[0] for r in rows] == ["BilledCost", "0.000000000000000", "0.000000100000000", "-0.000000000000001", ""]
+    assert rows[1][1:] == ['{"tenant":"a,b"}', "2026-11-01T00:00:00Z"]
+    previous = out.read_bytes()
+
+    def full_disk(table, path, suffix):
+        path.write_bytes(b"BilledCost,Ta")
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(focus, "_write_to", full_disk)
+    with pytest.raises(OSError):
+        focus.write(table, out)
+    assert out.read_bytes() == previous and sorted(p.name for p in tmp_path.iterdir()) == ["f.csv"]
+
+
+def test_the_last_representable_day_is_a_valid_upper_bound(demo_warehouse, tmp_path):
+    # a break test: --to 9999-12-31 stopped with "OverflowError: date value out of range"
+    done = cachemeter("export", "focus", "--out", "f.csv", "--to", "9999-12-31", "--db", str(demo_warehouse), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len(read_csv_as_text(tmp_path / "f.csv")) > 100
