@@ -17,8 +17,10 @@ from __future__ import annotations
 import atexit
 import contextlib
 import csv
+import errno
 import json
 import logging
+import math
 import os
 import shutil
 import sys
@@ -42,6 +44,7 @@ console = Console(width=None if sys.stdout.isatty() else 140)
 err_console = Console(stderr=True, soft_wrap=True)  # one message per line, however narrow the terminal
 
 
+TABLE_ROWS = 10_000  # rows `cachemeter sql --format table` shows at most
 SQL_TIMEOUT_SECONDS = float(options.BY_NAME["sql_timeout"].default)  # an ad-hoc query's default time limit (--timeout, CACHEMETER_SQL_TIMEOUT)
 
 
@@ -213,10 +216,17 @@ def sql(
     limit = memory_limit or warehouse.configured_memory_limit()
     try:
         conn = warehouse.connect(source, read_only=True, memory_limit=limit, as_of=as_of)
+        # one statement: an empty query (or a comment alone) ended in "AttributeError", and of several only the last
+        # answer was printed, without a word (a break test)
+        given = len(conn.extract_statements(query))
+        if given != 1:
+            raise ValueError("the query holds no statement: give one SELECT" if not given else
+                             f"the query holds {given} statements: give one (each answers on its own `cachemeter sql`)")
         with warehouse.time_limit(conn, timeout):
             cursor = conn.execute(query)
             columns = [d[0] for d in cursor.description or []]
-            rows = cursor.fetchall()
+            # a table is for reading: its first TABLE_ROWS rows (2M rows took minutes of rendering, a break test)
+            rows = cursor.fetchmany(TABLE_ROWS + 1) if output is OutputFormat.table else cursor.fetchall()
     except duckdb.InterruptException as exc:
         err_console.print(f"[red]error:[/red] the query ran longer than {timeout:g} s and was stopped "
                           "(raise --timeout or CACHEMETER_SQL_TIMEOUT; 0 = no limit)", soft_wrap=True)
@@ -243,15 +253,31 @@ def sql(
     if output is OutputFormat.csv:
         writer = csv.writer(sys.stdout)
         writer.writerow(columns)
-        writer.writerows([[_plain(v) if isinstance(v, Decimal) else v for v in row] for row in rows])
+        writer.writerows([[_plain(v) if isinstance(v, (Decimal, list, dict, tuple)) else v for v in row] for row in rows])
     elif output is OutputFormat.json:
-        # DECIMALs as strings (exact, as JSON numbers would not be), dates and times as their text
-        print(json.dumps([dict(zip(columns, row)) for row in rows], default=_plain, indent=1))
+        # DECIMALs as strings (exact, as JSON numbers would not be), dates and times as their text; a name given twice
+        # is kept apart (a dict kept only the last column of that name), a non-finite number is a string (NaN and
+        # Infinity are not JSON)
+        keys = _unique(columns)
+        print(json.dumps([dict(zip(keys, (_json_value(v) for v in row))) for row in rows], default=_plain, indent=1,
+                         allow_nan=False))
     else:
         table = Table(*[escape(c) for c in columns])
-        for row in rows:
+        for row in rows[:TABLE_ROWS]:
             table.add_row(*[_cell(v) for v in row])
-        console.print(table)
+        if len(rows) > TABLE_ROWS:
+            err_console.print(f"[yellow]note:[/yellow] the first {TABLE_ROWS:,} rows are shown; --format csv or json "
+                              "gives them all")
+        if sys.stdout.isatty():
+            console.print(table)
+        else:  # in pieces smaller than the output's buffer: one large write() that the disk took only part of lost its
+            # error in Python's buffered writer (a full disk left a truncated file and exit code 0, a break test)
+            with console.capture() as captured:
+                console.print(table)
+            text = captured.get()
+            for start in range(0, len(text), 4096):
+                sys.stdout.write(text[start:start + 4096])
+    sys.stdout.flush()  # here, not at exit: a full disk is reported
 
 
 @app.command()
@@ -352,8 +378,41 @@ def _cell(value) -> str:
 
 def _plain(value) -> str:
     """A value's text; a DECIMAL in positional notation with all its digits (``str`` gives ``0E-15`` for a zero
-    DECIMAL(38, 15), and ``1E+1`` for some values: exact, but not what a spreadsheet or a reader expects)."""
-    return format(value, "f") if isinstance(value, Decimal) else str(value)
+    DECIMAL(38, 15), and ``1E+1`` for some values: exact, but not what a spreadsheet or a reader expects), also
+    inside a list or struct (``[1.50, 0.000000000000000]``, not ``[Decimal('1.50'), ...]``)."""
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join("NULL" if v is None else _plain(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {'NULL' if v is None else _plain(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _json_value(value):
+    """A value for JSON: a non-finite float as its text ("NaN", "Infinity", "-Infinity"); lists and structs likewise
+    inside; anything else as it is (``_plain`` turns the rest to text)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_value(v) for k, v in value.items()}
+    return value
+
+
+def _unique(columns: list[str]) -> list[str]:
+    """Column names made unique for JSON keys: a repeated name gets ``_2``, ``_3`` (``a, a`` -> ``a, a_2``)."""
+    seen: dict[str, int] = {}
+    names = []
+    for name in columns:
+        seen[name] = seen.get(name, 0) + 1
+        candidate = name if seen[name] == 1 else f"{name}_{seen[name]}"
+        while candidate in columns and seen[name] > 1:
+            seen[name] += 1
+            candidate = f"{name}_{seen[name]}"
+        names.append(candidate)
+    return names
 
 
 def _usd(value: Decimal | None) -> str:
@@ -434,6 +493,12 @@ def _print_summary(db: Path, result) -> None:
                          f"\"{TRY_QUERY}\" --db {db}"), soft_wrap=True)
 
 
+# what the system answers a write or open with that no code of ours can mend: a full disk or quota, an I/O error, a
+# read-only file system, a refused permission (each ended in "an unexpected error ... please report it", a break test)
+_SYSTEM_REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EACCES, errno.EPERM,
+                              errno.EFBIG})
+
+
 def main() -> None:
     """Console-script entry point: runs the command; after ``run``, exits without the interpreter's teardown."""
     collector.own_process()
@@ -450,6 +515,10 @@ def main() -> None:
                 err_console.print(f"[red]error:[/red] the warehouse lacks what this command reads ({escape(first)}): "
                                   "give --db a warehouse `cachemeter run` built (a run brings an older one up to date)",
                                   soft_wrap=True)
+                raise SystemExit(1) from exc
+            if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:  # the machine's answer, not a defect
+                where = f" ({exc.filename})" if exc.filename else " (writing the output)"
+                err_console.print(f"[red]error:[/red] {escape(exc.strerror or first)}{escape(where)}", soft_wrap=True)
                 raise SystemExit(1) from exc
             err_console.print(f"[red]error:[/red] {escape(f'{type(exc).__name__}: {first}' if first else type(exc).__name__)}",
                               soft_wrap=True)

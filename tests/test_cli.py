@@ -191,6 +191,41 @@ def test_a_dagster_home_whose_configuration_cannot_be_used_stops_the_run_with_on
     assert f"(check {home / 'dagster.yaml'};" in done.stderr
 
 
+def test_sql_takes_one_statement_and_writes_every_value_as_text_a_reader_can_use(tmp_path):
+    # break tests: an empty query or a comment alone ended in "AttributeError ... please report it"; of two statements
+    # only the last answer was printed; JSON held NaN/Infinity (not JSON) and kept one of two columns named alike; a
+    # DECIMAL inside a list printed as Decimal('1.50'); a --timeout above ~9.2e9 s raised in the timer's thread
+    db = empty_warehouse(tmp_path)
+    for query_text, said in (("", "holds no statement"), ("/* c */", "holds no statement"),
+                             ("select 1; select 2", "holds 2 statements: give one")):
+        done = cachemeter("sql", query_text, "--db", str(db), cwd=tmp_path)
+        assert done.returncode == 1 and said in done.stderr and "unexpected" not in done.stderr, done.stderr
+    done = cachemeter("sql", "select 1 as a, 2 as a, 1/0 as b, -1/0 as c, [1.50::decimal(4, 2)] as l", "--format",
+                      "json", "--db", str(db), cwd=tmp_path)
+    assert json.loads(done.stdout) == [{"a": 1, "a_2": 2, "b": "Infinity", "c": "-Infinity", "l": ["1.50"]}]
+    done = cachemeter("sql", "select [0::decimal(38, 15), null] as l, {'x': 1.5::decimal(3, 1)} as s", "--format", "csv",
+                      "--db", str(db), cwd=tmp_path)
+    assert done.stdout.splitlines() == ["l,s", "\"[0.000000000000000, NULL]\",{'x': 1.5}"]
+    done = cachemeter("sql", "select 1 as n", "--timeout", "1e10", "--format", "csv", "--db", str(db), cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.splitlines() == ["n", "1"] and "Traceback" not in done.stderr
+    done = cachemeter("sql", "select * from range(10005)", "--db", str(db), cwd=tmp_path)
+    assert "│ 9999 " in done.stdout and "│ 10000 " not in done.stdout
+    assert "the first 10,000 rows are shown; --format csv or json gives them all" in done.stderr
+
+
+def test_a_full_disk_under_the_output_is_an_error_not_a_truncated_answer(tmp_path):
+    # a break test: `sql --format table > file` on a full disk left a truncated file and exit code 0; csv said "an
+    # unexpected error ... please report it"
+    db = empty_warehouse(tmp_path)
+    for output in ("table", "csv", "json"):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run([sys.executable, "-m", "pipelines.cli", "sql", "select * from range(3000)",
+                                   "--format", output, "--db", str(db)], cwd=tmp_path, stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=120)
+        assert done.returncode == 1 and "No space left on device (writing the output)" in done.stderr, done.stderr
+        assert "unexpected" not in done.stderr
+
+
 def test_report_refuses_to_write_over_anything_but_an_html_page(tmp_path):
     # `report --out <the warehouse>` replaced the warehouse with the page and said "Report written" (a break test)
     db = empty_warehouse(tmp_path)

@@ -484,12 +484,16 @@ def kept_descriptor(db_path: str | Path) -> int | None:
 
 @contextmanager
 def time_limit(conn: duckdb.DuckDBPyConnection, seconds: float | None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Interrupt ``conn``'s statement when the block runs longer than ``seconds`` (None, 0 or inf: no limit); the
+    """Interrupt ``conn``'s statement when the block runs longer than ``seconds`` (None, 0, inf or above
+    ``threading.TIMEOUT_MAX``: no limit); the
     statement then raises ``duckdb.InterruptException``.
 
     A timer calling ``conn.interrupt()``, because DuckDB 1.5 has no ``max_execution_time`` setting.
     """
-    timer = threading.Timer(seconds, conn.interrupt) if seconds and math.isfinite(seconds) else None  # inf: none
+    # inf, or more than a timer can wait (threading.TIMEOUT_MAX, about 292 years: longer raised OverflowError in the
+    # timer's thread, a break test): no limit
+    timer = (threading.Timer(seconds, conn.interrupt) if seconds and math.isfinite(seconds)
+             and seconds < threading.TIMEOUT_MAX else None)
     if timer:
         timer.daemon = True
         timer.start()
