@@ -27,6 +27,9 @@ app = typer.Typer(help="What-if analysis: routing by prefix, KV-cache size, time
                   add_completion=False, rich_markup_mode="markdown")
 console = Console(width=None if sys.stdout.isatty() else 140)
 err_console = Console(stderr=True, soft_wrap=True)
+# cards a routing replay takes at most: each holds a prefix cache of its own, so --cards 100000000 took memory until
+# the machine had none (a break test); a thousand is beyond any single deployment's replica count worth replaying
+MAX_CARDS = 1000
 
 
 class Policy(str, Enum):
@@ -51,7 +54,8 @@ def routing_command(
     logs: Path = typer.Option(None, "--logs", help="Folder of block-hash traces (Mooncake format), or of any usage "
                               "logs (staged in memory; families from core.usage)."),
     db: Path = typer.Option(None, "--db", help="A cachemeter warehouse: replay its core.usage rows (its snapshot when present)."),
-    cards: int = typer.Option(..., "--cards", min=1, help="Number of cards (replicas), each with its own prefix cache."),
+    cards: int = typer.Option(..., "--cards", min=1, max=MAX_CARDS,
+                              help="Number of cards (replicas), each with its own prefix cache."),
     policy: Policy = typer.Option(Policy.all, "--policy", help="round_robin, prefix_hash, prefix_hash_split_hot or all."),
     capacity_tokens: int = typer.Option(None, "--capacity-tokens", min=1, help="Each card's LRU cache size in tokens "
                                         "(default: infinite)."),
@@ -132,9 +136,17 @@ def _requests(logs: Path | None, db: Path | None, block_tokens: int | None) -> l
 
 def _read_warehouse(db: Path):
     """A read-only connection to the warehouse's snapshot when there is one, else to the warehouse."""
+    import duckdb
+
     from pipelines.lib import warehouse
 
-    return warehouse.open_for_reading(db)  # NotAWarehouseError is a ValueError: the commands print it as one line
+    try:
+        return warehouse.open_for_reading(db)  # NotAWarehouseError is a ValueError: the commands print it as one line
+    except duckdb.Error as exc:  # a lock held by the first run (no snapshot yet), a lake's missing files: one line
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        busy = isinstance(exc, duckdb.IOException) and "lock" in first.lower()
+        raise ValueError(first + (" (the first run on this warehouse is still writing it and has published no "
+                                  "snapshot to read yet: try again when it ends)" if busy else "")) from exc
 
 
 def _flatten(by_day: dict) -> list[routing.Request]:

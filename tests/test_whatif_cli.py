@@ -93,6 +93,8 @@ def test_sizes_and_throughputs_that_are_not_finite_numbers_are_refused_in_one_li
     # nan compares false with every bound and inf passes `> 0`: an OverflowError traceback, or NaN in the JSON
     for args, message in ((["kv", "--model-config", "llama-3.1-8b", "--tokens", "100", "--cache-gb", "inf"], "--cache-gb"),
                           (["kv", "--model-config", "llama-3.1-8b", "--tokens", "100", "--cache-gb", "nan"], "--cache-gb"),
+                          # finite in GB, not in bytes: "OverflowError: cannot convert float infinity" (a break test)
+                          (["kv", "--model-config", "llama-3.1-8b", "--tokens", "100", "--cache-gb", "1e308"], "--cache-gb"),
                           (["kv", "--model-config", "llama-3.1-70b", "--tokens", "100", "--cache-gb", "8",
                             "--card-tflops", "nan"], "card throughput"),
                           (["routing", "--logs", str(tmp_path), "--cards", "2", "--cache-gb", "inf",
@@ -128,3 +130,19 @@ def test_routing_on_usage_logs_says_which_records_it_left_out(tmp_path):
     assert "quarantined usage.jsonl:2: malformed JSON" in done.stderr
     assert "1 request(s) replayed; 1 record(s) quarantined" in done.stderr
     assert list(json.loads(done.stdout)) == list(routing.POLICIES)
+
+
+def test_a_reader_of_a_warehouse_its_first_run_still_writes_says_so_in_one_line(tmp_path):
+    # a break test: during a warehouse's first run (no snapshot yet) `whatif routing` and `whatif ttft` ended in
+    # "IOException ... Conflicting lock ... an unexpected error, please report it"; and --cards had no bound
+    from pipelines.lib import warehouse
+
+    db = tmp_path / "w.duckdb"
+    warehouse.connect(db).close()
+    with warehouse.held_for_run(str(db), 0):
+        for command in (["routing", "--cards", "2"], ["ttft", "--model-config", "llama-3.1-70b", "--card-tflops", "989"]):
+            busy = cachemeter("whatif", *command, "--db", str(db), cwd=tmp_path)
+            assert busy.returncode == 1 and busy.stderr.startswith("error:"), busy.stderr
+            assert "the first run on this warehouse is still writing it" in busy.stderr and "unexpected" not in busy.stderr
+    many = cachemeter("whatif", "routing", "--cards", "100000000", "--db", str(db), cwd=tmp_path)
+    assert many.returncode == 2 and "less than or equal to 1000" in many.stderr

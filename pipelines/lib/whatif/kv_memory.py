@@ -122,11 +122,17 @@ def _config(path: Path, raw: dict) -> ModelConfig:
     return ModelConfig(path.stem, layers, kv_heads, head_dim, bytes_per_value, params, context)
 
 
-def capacity_tokens(model: ModelConfig, cache_gb: float) -> int:
-    """Tokens of KV a cache of ``cache_gb`` decimal gigabytes holds (whole tokens)."""
-    if not (math.isfinite(cache_gb) and cache_gb > 0):  # nan and inf: no whole number of tokens
+def cache_bytes(cache_gb: float) -> int:
+    """``cache_gb`` decimal gigabytes in whole bytes. Raises ``ValueError`` unless it is positive and finite in bytes too
+    (nan and inf have no whole number of bytes; 1e308 GB overflowed to inf bytes: "OverflowError", a break test)."""
+    if not (math.isfinite(cache_gb) and cache_gb > 0 and math.isfinite(cache_gb * GB)):
         raise ValueError(f"--cache-gb must be a positive, finite size in GB, got {cache_gb}")
-    return int(cache_gb * GB) // model.kv_bytes_per_token
+    return int(cache_gb * GB)
+
+
+def capacity_tokens(model: ModelConfig, cache_gb: float) -> int:
+    """Tokens of KV a cache of ``cache_gb`` decimal gigabytes holds (whole tokens); ``ValueError`` as ``cache_bytes``."""
+    return cache_bytes(cache_gb) // model.kv_bytes_per_token
 
 
 def kv_summary(model: ModelConfig, tokens: int, cache_gb: float, context_tokens: int | None = None) -> dict:
@@ -142,9 +148,7 @@ def kv_summary(model: ModelConfig, tokens: int, cache_gb: float, context_tokens:
     context = context_tokens or model.max_context_tokens or tokens
     if context <= 0:
         raise ValueError(f"--context-tokens must be positive, got {context}")
-    if not (math.isfinite(cache_gb) and cache_gb > 0):
-        raise ValueError(f"--cache-gb must be a positive, finite size in GB, got {cache_gb}")
-    budget = int(cache_gb * GB)
+    budget = cache_bytes(cache_gb)
     per_copy = model.kv_bytes_per_token * tokens
     return {"model": model.name, "bytes_per_token": model.kv_bytes_per_token, "bytes_per_copy": per_copy,
             "cache_bytes": budget, "copies_fit": budget // per_copy, "context_tokens": context,
