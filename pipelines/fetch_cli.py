@@ -66,6 +66,8 @@ def usage_api_command(
     for provider in missing:
         console.print(f"[dim]{provider}: no {provider.upper()}_ADMIN_KEY, skipped[/dim]")
     the_day = day.date() if day else yesterday_utc()
+    if the_day > yesterday_utc():  # (9999-12-31 overflowed a day's end: "OverflowError", a break test)
+        _fail(f"--day {the_day} has not ended yet (UTC): fetch {yesterday_utc()} or an earlier day")
     try:
         results = pages.fetch_day(logs, the_day, config, source.value)
     except OSError as exc:

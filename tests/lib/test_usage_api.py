@@ -5,7 +5,7 @@ an idempotent re-fetch, and the pages normalised into core.usage. Never the real
 import json
 import threading
 import time
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -388,3 +388,41 @@ def test_cost_report_pages_load_into_billed_costs_exactly_and_a_failed_page_keep
         pages.fetch_day(logs, DAY, config(fake), "anthropic")
         assert cost_report.load(conn, logs) == cost_report.Loaded(days=1, rows=3)
         assert conn.execute("select count(*) from core.quarantine").fetchone() == (0,)
+
+
+def test_a_cost_report_amount_beyond_any_usd_column_fails_its_page_not_the_fetch(fake, tmp_path):
+    # a break test: "amount": "1E+999999999" raised decimal.Overflow ("error: Overflow: [<class 'decimal.Overflow'>]")
+    # and nothing of the day was stored for either source
+    page = json.loads(COST_PAGE)
+    page["data"][0]["results"][0]["amount"] = "1E+999999999"
+    fake.set_pages(COSTS, [json.dumps(page).encode()])
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    results = {r.source: r for r in pages.fetch_day(logs, DAY, config(fake), "all")}
+    assert results["anthropic_cost_report"].failure == ("anthropic_cost_report 2026-11-20 page 1: not a documented "
+                                                        "cost report page: a result without a decimal amount in USD")
+    assert results["openai_completions"].failure is None and results["anthropic_messages"].failure is None
+    assert "anthropic_cost_report/2026-11-20/page-0001.json.raw" in page_files(logs)
+
+
+def test_a_day_not_over_and_a_base_url_that_is_no_url_are_refused_in_one_line(tmp_path, monkeypatch):
+    # break tests: --day 9999-12-31 ended in "OverflowError: date value out of range" (and a future day was asked
+    # for); CACHEMETER_OPENAI_API_BASE=notaurl failed every page with "(MissingSchema)", naming no setting
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    monkeypatch.setenv("OPENAI_ADMIN_KEY", OPENAI_KEY)
+    for day in ("9999-12-31", (pages_day_today() + timedelta(days=1)).isoformat()):
+        done = CliRunner().invoke(app, ["fetch", "usage-api", "--day", day, "--logs", str(tmp_path)])
+        assert done.exit_code == 1 and f"--day {day} has not ended yet (UTC)" in done.output, done.output
+    with pytest.raises(ValueError, match=r"setting CACHEMETER_OPENAI_API_BASE: 'notaurl' is not an http\(s\) URL"):
+        pages.Config.from_env({"OPENAI_ADMIN_KEY": OPENAI_KEY, "CACHEMETER_OPENAI_API_BASE": "notaurl"})
+    with pytest.raises(ValueError, match=r"CACHEMETER_USAGE_API_TIMEOUT_SECONDS: '-1' is out of range"):
+        pages.Config.from_env({"OPENAI_ADMIN_KEY": OPENAI_KEY, "CACHEMETER_USAGE_API_TIMEOUT_SECONDS": "-1"})
+
+
+def pages_day_today() -> date:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).date()

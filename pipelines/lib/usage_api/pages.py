@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -57,7 +58,12 @@ class Config:
         if width not in sources.BUCKETS_PER_DAY:
             raise ValueError(f"setting CACHEMETER_USAGE_API_BUCKET_WIDTH: {width!r} is not 1d or 1h")
         keys = {p: str(value(f"{p}_admin_key")) for p in PROVIDERS}
-        return cls(keys={p: k for p, k in keys.items() if k}, bases={p: str(value(f"{p}_api_base")) for p in PROVIDERS},
+        bases = {p: str(value(f"{p}_api_base")) for p in PROVIDERS}
+        for provider, base in bases.items():  # "notaurl" failed every page with "(MissingSchema)", a break test
+            parts = urllib.parse.urlsplit(base)
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                raise ValueError(f"setting {options.BY_NAME[f'{provider}_api_base'].env}: {base!r} is not an http(s) URL")
+        return cls(keys={p: k for p, k in keys.items() if k}, bases=bases,
                    bucket_width=width,
                    retry=client.RetryOptions(int(value("usage_api_retries")), float(value("usage_api_backoff_seconds")),
                                              float(value("usage_api_timeout_seconds"))))
