@@ -239,7 +239,10 @@ def sql(
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
     except duckdb.IOException as exc:
-        hint = ("" if "lock" not in str(exc).lower()
+        damaged_snapshot = not live and not lake.is_lake(db) and Path(source) != Path(db) and "lock" not in str(exc).lower()
+        hint = (f" (the snapshot {source} is damaged: the next successful `cachemeter run` publishes it again; "
+                "--live reads the warehouse itself meanwhile)" if damaged_snapshot
+                else "" if "lock" not in str(exc).lower()
                 else " (a run holds the DuckLake's DuckDB catalog file: a ducklake:sqlite: or ducklake:postgres: "
                      "catalog is read while a run writes)" if lake.is_lake(db)
                 else " (a run holds the warehouse's write lock: drop --live to read the snapshot)" if live

@@ -226,6 +226,22 @@ def test_a_full_disk_under_the_output_is_an_error_not_a_truncated_answer(tmp_pat
         assert "unexpected" not in done.stderr
 
 
+def test_a_damaged_snapshot_is_named_as_the_snapshot_with_what_mends_it(tmp_path):
+    # a break test: a truncated snapshot was reported as "<warehouse> is not a DuckDB warehouse file" by report, export
+    # and whatif, and as DuckDB's bare IO Error by sql, while the warehouse itself was whole
+    db = empty_warehouse(tmp_path)
+    (tmp_path / "w.snapshot.duckdb").write_bytes(db.read_bytes()[:20000])
+    for command in (["sql", "select 1"], ["report"], ["export", "focus", "--out", "f.csv"],
+                    ["whatif", "routing", "--cards", "2"]):
+        done = cachemeter(*command, "--db", str(db), cwd=tmp_path)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert f"snapshot {tmp_path / 'w.snapshot.duckdb'}" in done.stderr, (command, done.stderr)
+        assert "the next successful `cachemeter run` publishes it again" in done.stderr
+        assert "is not a DuckDB warehouse file" not in done.stderr
+    live = cachemeter("sql", "select 7 as n", "--live", "--format", "csv", "--db", str(db), cwd=tmp_path)
+    assert live.stdout.splitlines() == ["n", "7"]
+
+
 def test_report_refuses_to_write_over_anything_but_an_html_page(tmp_path):
     # `report --out <the warehouse>` replaced the warehouse with the page and said "Report written" (a break test)
     db = empty_warehouse(tmp_path)

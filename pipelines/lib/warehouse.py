@@ -320,6 +320,11 @@ def open_for_reading(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     except duckdb.IOException as exc:
         if lock_holder(exc) is not None:
             raise
+        if not lake.is_lake(source) and Path(source) != Path(db_path):  # the snapshot, not the warehouse, is damaged
+            # (a truncated snapshot was reported as "<warehouse> is not a DuckDB warehouse file", a break test)
+            raise NotAWarehouseError(f"the snapshot {source} cannot be read ({str(exc).splitlines()[0]}): the next "
+                                     f"successful `cachemeter run` publishes it again; meanwhile `cachemeter sql --live` "
+                                     f"reads {db_path} itself when no run holds it") from exc
         raise NotAWarehouseError(f"{db_path} is not a DuckDB warehouse file ({str(exc).splitlines()[0]})") from exc
     found = {f"{schema}.{table}" for schema, table in conn.execute(
         "select schema_name, table_name from duckdb_tables() where database_name = current_database() "
