@@ -107,6 +107,7 @@ def run(
     try:  # a bad setting, path or settings file: one line naming it, before Dagster builds the definitions from it
         runner.configure(logs, db, prices, follow_symlinks, data_path)
         CachemeterSettings.from_env()
+        options.check_environment()
     except ValueError as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from exc
@@ -213,7 +214,11 @@ def sql(
     import duckdb
 
     source = db if live else warehouse.for_readers(db)
-    limit = memory_limit or warehouse.configured_memory_limit()
+    try:  # (-5GB ran, "abc" said DuckDB's "Memory must have a number" naming no option: a break test)
+        limit = options.BY_NAME["memory_limit"].parse(memory_limit) if memory_limit else warehouse.configured_memory_limit()
+    except ValueError as exc:
+        err_console.print(f"[red]error:[/red] {escape(str(exc).replace('CACHEMETER_MEMORY_LIMIT', '--memory-limit') if memory_limit else str(exc))}")
+        raise typer.Exit(2) from exc
     try:
         conn = warehouse.connect(source, read_only=True, memory_limit=limit, as_of=as_of)
         # one statement: an empty query (or a comment alone) ended in "AttributeError", and of several only the last

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.lib import lake, warehouse
+from pipelines.lib import lake, options, warehouse
 
 PACKAGES = ("dagster", "dagster-duckdb", "duckdb", "polars", "pyarrow", "great-expectations", "genai-prices",
             "altair", "vl-convert-python")
@@ -37,6 +37,7 @@ def _settings() -> Result:
     named = os.environ.get("CACHEMETER_CONFIG", "").strip()
     try:
         CachemeterSettings.from_env()
+        options.check_environment()
     except ValueError as exc:
         return Result("settings", "fail", str(exc))
     source = named or "the bundled cachemeter.yaml (defaults)"

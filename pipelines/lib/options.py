@@ -17,6 +17,7 @@ what they say.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Mapping, MutableMapping
 
@@ -47,6 +48,7 @@ class Option:
     variable: str | None = None  # the environment variable when it is not CACHEMETER_<NAME> (a provider's own name)
     bounds: tuple[float | None, float | None] | None = None  # the value's range, when not its unit's (UNIT_BOUNDS)
     choices: tuple[str, ...] | None = None  # the values a name takes
+    pattern: str | None = None  # a regular expression a text must match whole (case-insensitive)
 
     @property
     def where(self) -> str:
@@ -73,6 +75,8 @@ class Option:
             raise ValueError(f"setting {self.where}: {raw!r} is out of range ({self.unit}: {span})")
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"setting {self.where}: {raw!r} is not one of {', '.join(self.choices)}")
+        if self.pattern is not None and not re.fullmatch(self.pattern, str(value), re.IGNORECASE):
+            raise ValueError(f"setting {self.where}: {raw!r} is not a value in {self.unit}, e.g. {self.default}")
         return value
 
     def _typed(self, raw: object) -> object:
@@ -191,7 +195,8 @@ ENV_OPTIONS: tuple[Option, ...] = (
     Option("config", "cachemeter.yaml", "path", "the settings file (default: the repository's cachemeter.yaml)"),
     Option("webhook_url", "", "URL", "where incident notices are posted (a secret; the variable's name is webhook.url_env)"),
     Option("pagerduty_routing_key", "", "secret", "PagerDuty Events v2 routing key (webhook.format: pagerduty; name: webhook.routing_key_env)"),
-    Option("memory_limit", "1GB", "bytes (DuckDB size)", "DuckDB buffer pool limit; larger intermediates spill to disk"),
+    Option("memory_limit", "1GB", "bytes (DuckDB size)", "DuckDB buffer pool limit; larger intermediates spill to disk",
+           pattern=r"\s*\d+(\.\d+)?\s*(b|bytes|kb|mb|gb|tb|kib|mib|gib|tib)?\s*"),
     Option("sql_timeout", 300, "seconds", "time an ad-hoc `cachemeter sql` query may run (0 = no limit)"),
     Option("debug", False, "flag", "1/true/yes/on: an error no command expected shows its traceback (to report it), not "
            "one line; 0/false/no/off: the line"),
@@ -228,6 +233,13 @@ def env_value(name: str, environ: Mapping[str, str] | None = None) -> object:
     option = BY_NAME[name]
     raw = (os.environ if environ is None else environ).get(option.env)
     return option.default if raw is None or not raw.strip() else option.parse(raw)
+
+
+def check_environment(environ: Mapping[str, str] | None = None) -> None:
+    """Parse every environment-only variable that is set; raises ``ValueError`` naming the first bad one (a run and
+    ``cachemeter doctor`` check them up front, before any of them is first read deep in a run)."""
+    for option in ENV_OPTIONS:
+        env_value(option.name, environ)
 
 
 def unset_blank_variables(environ: MutableMapping[str, str]) -> list[str]:

@@ -116,3 +116,18 @@ def test_a_settings_file_with_a_key_that_names_no_setting_is_refused(tmp_path, m
         CachemeterSettings.from_env()
     monkeypatch.delenv("CACHEMETER_CONFIG")
     assert CachemeterSettings.from_env().alert_baseline_days == 7  # unset: the bundled defaults
+
+
+def test_a_memory_limit_is_a_size_and_every_set_variable_is_checked_up_front():
+    # a break test: --memory-limit -5GB ran; CACHEMETER_MEMORY_LIMIT=abc said DuckDB's "Memory must have a number",
+    # naming no setting
+    memory = options.BY_NAME["memory_limit"]
+    assert [memory.parse(t) for t in ("1GB", "512 MB", "2GiB", "1.5gb", "1000000")] == \
+        ["1GB", "512 MB", "2GiB", "1.5gb", "1000000"]
+    for bad in ("-5GB", "abc", "5 apples", ""):
+        with pytest.raises(ValueError, match=r"CACHEMETER_MEMORY_LIMIT: .* is not a value in bytes \(DuckDB size\)"):
+            memory.parse(bad)
+    with pytest.raises(ValueError, match=r"CACHEMETER_NIGHTLY_DEADLINE_HOUR: '25' is out of range \(hour \(UTC\): "
+                                         r"from 0 to 23\)"):
+        options.check_environment({"CACHEMETER_NIGHTLY_DEADLINE_HOUR": "25"})
+    options.check_environment({"CACHEMETER_MEMORY_LIMIT": "2GB", "CACHEMETER_SQL_TIMEOUT": "0"})  # good ones pass
