@@ -245,15 +245,10 @@ def sql(
         raise typer.Exit(1) from exc
     except duckdb.IOException as exc:
         damaged_snapshot = not live and not lake.is_lake(db) and Path(source) != Path(db) and "lock" not in str(exc).lower()
-        hint = (f" (the snapshot {source} is damaged: the next successful `cachemeter run` publishes it again; "
-                "--live reads the warehouse itself meanwhile)" if damaged_snapshot
-                else "" if "lock" not in str(exc).lower()
-                else " (a run holds the DuckLake's DuckDB catalog file: a ducklake:sqlite: or ducklake:postgres: "
-                     "catalog is read while a run writes)" if lake.is_lake(db)
-                else " (a run holds the warehouse's write lock: drop --live to read the snapshot)" if live
-                else " (the first run on this warehouse is still writing it and has published no snapshot to read "
-                     "yet: try again when it ends)")
-        err_console.print(f"[red]error:[/red] {escape(str(exc) + hint)}")
+        said = (f"{str(exc).strip().splitlines()[0]} (the snapshot {source} is damaged: the next successful "
+                "`cachemeter run` publishes it again; --live reads the warehouse itself meanwhile)" if damaged_snapshot
+                else warehouse.reader_error(exc, db, live))
+        err_console.print(f"[red]error:[/red] {escape(said)}")
         raise typer.Exit(1) from exc
     except duckdb.Error as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
@@ -319,9 +314,8 @@ def report(
     except (FileNotFoundError, warehouse.NotAWarehouseError) as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
-    except duckdb.IOException as exc:  # a lock: only the first run, before it publishes a snapshot
-        err_console.print(f"[red]error:[/red] {escape(str(exc).splitlines()[0])} (the first run on this warehouse "
-                          "is still writing it and has published no snapshot to read yet: try again when it ends)")
+    except duckdb.Error as exc:  # a lock (only the first run's, before it publishes a snapshot), a lake's missing files
+        err_console.print(f"[red]error:[/red] {escape(warehouse.reader_error(exc, db))}")
         raise typer.Exit(1) from exc
     except OSError as exc:
         err_console.print(f"[red]error:[/red] cannot write {escape(str(out))}: {escape(exc.strerror or str(exc))}")

@@ -53,7 +53,7 @@ def focus(
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
     except duckdb.Error as exc:
-        err_console.print(f"[red]error:[/red] {escape(f'{db}: {exc}')}")
+        err_console.print(f"[red]error:[/red] {escape(f'{db}: {warehouse.reader_error(exc, db)}')}")
         raise typer.Exit(1) from exc
     except OSError as exc:
         err_console.print(f"[red]error:[/red] {escape(f'cannot write {out}: {exc.strerror or exc}')}")

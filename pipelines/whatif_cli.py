@@ -143,10 +143,7 @@ def _read_warehouse(db: Path):
     try:
         return warehouse.open_for_reading(db)  # NotAWarehouseError is a ValueError: the commands print it as one line
     except duckdb.Error as exc:  # a lock held by the first run (no snapshot yet), a lake's missing files: one line
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        busy = isinstance(exc, duckdb.IOException) and "lock" in first.lower()
-        raise ValueError(first + (" (the first run on this warehouse is still writing it and has published no "
-                                  "snapshot to read yet: try again when it ends)" if busy else "")) from exc
+        raise ValueError(warehouse.reader_error(exc, db)) from exc
 
 
 def _flatten(by_day: dict) -> list[routing.Request]:

@@ -452,6 +452,12 @@ def test_sql_while_a_run_holds_a_warehouse_that_has_no_snapshot_yet_says_so(tmp_
         done = cachemeter("sql", "select 1", "--db", str(db), cwd=tmp_path)
         assert done.returncode == 1 and "Traceback" not in done.stderr
         assert "has published no snapshot to read yet" in done.stderr and "--live" not in done.stderr, done.stderr
+        # --live said "drop --live to read the snapshot" though there was none (a break test)
+        done = cachemeter("sql", "select 1", "--db", str(db), "--live", cwd=tmp_path)
+        assert done.returncode == 1 and "has published no snapshot to read yet" in done.stderr, done.stderr
+        from pipelines.lib import warehouse
+
+        warehouse.connect(tmp_path / "w.snapshot.duckdb").close()  # published: --live is what stands in the way
         done = cachemeter("sql", "select 1", "--db", str(db), "--live", cwd=tmp_path)
         assert done.returncode == 1 and "drop --live to read the snapshot" in done.stderr, done.stderr
     finally:

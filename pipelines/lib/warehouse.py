@@ -341,6 +341,22 @@ def open_for_reading(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     return conn
 
 
+def reader_error(exc: Exception, db_path: str | Path, live: bool = False) -> str:
+    """One line for a reader (``sql``, ``report``, ``export``, ``whatif``) that could not open ``db_path``: DuckDB's
+    first line, and for a lock held by a run what to do about it. A lock with no snapshot is the first run (readers
+    read the snapshot otherwise); on a DuckLake, its DuckDB catalog file; with ``live``, the warehouse itself."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if not (isinstance(exc, duckdb.IOException) and "lock" in first.lower()):
+        return first
+    if lake.is_lake(db_path):
+        return (first + " (a run holds the DuckLake's DuckDB catalog file: a ducklake:sqlite: or ducklake:postgres: "
+                "catalog is read while a run writes)")
+    if live and snapshot_path(db_path).exists():
+        return first + " (a run holds the warehouse's write lock: drop --live to read the snapshot)"
+    return first + (" (the first run on this warehouse is still writing it and has published no snapshot to read yet: "
+                    "try again when it ends)")
+
+
 # the tables and views report, whatif and export read, each created by sql/schema/ when a run prepares a warehouse
 READERS_TABLES = ("core.usage", "core.usage_costs", "core.usage_priced", "core.quarantine", "stage.pending_days",
                   "marts.daily_savings", "marts.prefix_families", "marts.cache_alerts", "marts.cache_incidents",
