@@ -22,6 +22,7 @@ import json
 import logging
 import math
 import os
+import shlex
 import shutil
 import sys
 from datetime import datetime, timezone
@@ -491,8 +492,9 @@ def _print_summary(db: Path, result) -> None:
         console.print(f"[yellow]No usage rows were accepted: {rejected:,} record(s) quarantined (reasons above), "
                       "0 accepted.[/yellow]" if rejected else "[yellow]No log records were found.[/yellow]")
     command = _invoked_as()
+    # --db quoted for the shell: a path with a space or a glob character broke the command when pasted (a break test)
     console.print(escape(f"Warehouse: {db}   report: {warehouse.report_path(db)}   try: {command} sql "
-                         f"\"{TRY_QUERY}\" --db {db}"), soft_wrap=True)
+                         f"\"{TRY_QUERY}\" --db {shlex.quote(str(db))}"), soft_wrap=True)
 
 
 # what the system answers a write or open with that no code of ours can mend: a full disk or quota, an I/O error, a

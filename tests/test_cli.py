@@ -242,6 +242,19 @@ def test_a_damaged_snapshot_is_named_as_the_snapshot_with_what_mends_it(tmp_path
     assert live.stdout.splitlines() == ["n", "7"]
 
 
+def test_the_summarys_try_line_runs_as_printed_for_a_path_with_spaces_and_glob_characters(tmp_path):
+    # a break test: the try: line printed --db unquoted, so a pasted `--db my dir [x]/w*h?.duckdb` broke in the shell
+    (tmp_path / "logs").mkdir()
+    shutil.copy(REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl", tmp_path / "logs" / "m.jsonl")
+    db = tmp_path / "my dir [x]" / "w*h?.duckdb"
+    done = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(db), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    printed = re.search(r"try: (.*)$", done.stdout.replace("\n", " ").strip()).group(1)
+    command = printed.replace(printed.split(" sql ")[0], f"{sys.executable} -m pipelines.cli", 1)
+    pasted = subprocess.run(["bash", "-c", command], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert pasted.returncode == 0, (command, pasted.stderr)
+
+
 def test_report_refuses_to_write_over_anything_but_an_html_page(tmp_path):
     # `report --out <the warehouse>` replaced the warehouse with the page and said "Report written" (a break test)
     db = empty_warehouse(tmp_path)

@@ -45,8 +45,15 @@ def is_lake(target: str | os.PathLike) -> bool:
 
 
 def catalog_of(target: str | os.PathLike) -> str:
-    """The catalog part of ``ducklake:<catalog>`` (``/abs/x.ducklake``, ``sqlite:/abs/x.sqlite``, ``postgres:...``)."""
-    return str(target)[len(PREFIX):]
+    """The catalog part of ``ducklake:<catalog>`` (``/abs/x.ducklake``, ``sqlite:/abs/x.sqlite``, ``postgres:...``).
+
+    Raises ``LakeError`` when the target names none (``ducklake:`` alone ended in DuckDB's "Default secret was not
+    found", a break test)."""
+    catalog = str(target)[len(PREFIX):]
+    if not catalog.removeprefix("sqlite:").removeprefix("postgres:").strip():
+        raise LakeError(f"--db {target} names no DuckLake catalog: give ducklake:<file>.ducklake, "
+                        "ducklake:sqlite:<file> or ducklake:postgres:<conninfo>")
+    return catalog
 
 
 def catalog_file(target: str | os.PathLike) -> Path | None:

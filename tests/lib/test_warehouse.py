@@ -395,3 +395,14 @@ def test_publishing_the_snapshot_keeps_the_warehouse_locked_for_the_rest_of_the_
         assert warehouse.kept_descriptor(db) is None
     with duckdb.connect(str(tmp_path / "w.snapshot.duckdb"), read_only=True) as snapshot:
         assert snapshot.execute("select count(*), sum(n) from t").fetchone() == (100000, 4999950000)
+
+
+def test_a_ducklake_target_that_names_no_catalog_is_refused_naming_the_forms():
+    # a break test: CACHEMETER_DB=ducklake: ended in DuckDB's "Default secret was not found"
+    from pipelines.lib import lake
+
+    for target in ("ducklake:", "ducklake:sqlite:", "ducklake:postgres: "):
+        with pytest.raises(lake.LakeError, match=r"names no DuckLake catalog: give ducklake:<file>.ducklake, "
+                                                 r"ducklake:sqlite:<file> or ducklake:postgres:<conninfo>"):
+            lake.catalog_of(target)
+    assert lake.catalog_of("ducklake:sqlite:/a/b.sqlite") == "sqlite:/a/b.sqlite"
