@@ -233,6 +233,10 @@ def sql(
             columns = [d[0] for d in cursor.description or []]
             # a table is for reading: its first TABLE_ROWS rows (2M rows took minutes of rendering, a break test)
             rows = cursor.fetchmany(TABLE_ROWS + 1) if output is OutputFormat.table else cursor.fetchall()
+        try:  # days staged but not built: report and export said so, sql answered from them without a word (a break test)
+            unbuilt = warehouse.unbuilt_days_note(conn, db)
+        except duckdb.Error:  # a DuckDB file without cachemeter's tables: nothing to say
+            unbuilt = None
     except duckdb.InterruptException as exc:
         err_console.print(f"[red]error:[/red] the query ran longer than {timeout:g} s and was stopped "
                           "(raise --timeout or CACHEMETER_SQL_TIMEOUT; 0 = no limit)", soft_wrap=True)
@@ -282,6 +286,8 @@ def sql(
             for start in range(0, len(text), 4096):
                 sys.stdout.write(text[start:start + 4096])
     sys.stdout.flush()  # here, not at exit: a full disk is reported
+    if unbuilt:
+        err_console.print(f"[yellow]warning:[/yellow] {escape(unbuilt)}", soft_wrap=True)
 
 
 @app.command()
