@@ -55,14 +55,20 @@ def focus(
     except duckdb.Error as exc:
         err_console.print(f"[red]error:[/red] {escape(f'{db}: {warehouse.reader_error(exc, db)}')}")
         raise typer.Exit(1) from exc
-    except OSError as exc:
-        err_console.print(f"[red]error:[/red] {escape(f'cannot write {out}: {exc.strerror or exc}')}")
+    except OSError as exc:  # a file where a folder of the path should be: "File exists" named no file (a break test)
+        blocking = next((parent for parent in out.parents if parent.is_file()), None)
+        reason = f"{blocking} is a file, not a folder" if blocking else exc.strerror or exc
+        err_console.print(f"[red]error:[/red] {escape(f'cannot write {out}: {reason}')}")
         raise typer.Exit(1) from exc
     if unbuilt:
         err_console.print(f"[yellow]warning:[/yellow] {escape(unbuilt)}", soft_wrap=True)
     if unpriced:
         err_console.print(f"[yellow]warning:[/yellow] {unpriced:,} unpriced request(s) left out (no price to charge them "
                           "at: add their models with --prices; marts.cache_alerts' unpriced_usage alert names them)",
+                          soft_wrap=True)
+    if not table.num_rows:  # an empty file with exit code 0 read like an export (a break test)
+        span = f"{first_day or 'the first day'} .. {last_day or 'the last day'}"
+        err_console.print(f"[yellow]warning:[/yellow] no priced usage in {escape(span)}: the file holds the header only",
                           soft_wrap=True)
     billed = pc.sum(table.column("BilledCost")).as_py() if table.num_rows else 0
     days = pc.unique(table.column("ChargePeriodStart")).to_pylist() if table.num_rows else []

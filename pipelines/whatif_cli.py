@@ -78,6 +78,10 @@ def routing_command(
     capacity = _capacity(capacity_tokens, cache_gb, model_config)
     try:
         requests = _requests(logs, db, block_tokens)
+        if not requests:  # 0 requests and 0.0% hit rates read like an answer (a break test)
+            raise ValueError(f"no requests to replay in {logs if logs is not None else db}: "
+                             + ("no block-hash trace lines and no accepted usage records there" if logs is not None
+                                else "the warehouse holds no usage yet (`cachemeter run` stages it)"))
         policies = routing.POLICIES if policy is Policy.all else (policy.value,)
         results = {name: routing.replay(requests, cards, name, capacity).as_dict() for name in policies}
     except (FileNotFoundError, ValueError) as exc:

@@ -171,3 +171,16 @@ def test_the_last_representable_day_is_a_valid_upper_bound(demo_warehouse, tmp_p
     done = cachemeter("export", "focus", "--out", "f.csv", "--to", "9999-12-31", "--db", str(demo_warehouse), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert len(read_csv_as_text(tmp_path / "f.csv")) > 100
+
+
+def test_an_empty_range_warns_and_a_file_in_the_outputs_path_is_named(demo_warehouse, tmp_path):
+    # break tests: a range with no data wrote a header-only file with exit code 0 and no word; a file where a folder
+    # of --out should be said "File exists"
+    done = cachemeter("export", "focus", "--out", "f.csv", "--from", "2030-01-01", "--db", str(demo_warehouse),
+                      cwd=tmp_path)
+    assert done.returncode == 0 and "warning: no priced usage in 2030-01-01 .. the last day: the file holds the header " \
+                                    "only" in done.stderr, done.stderr
+    assert len((tmp_path / "f.csv").read_text().splitlines()) == 1
+    (tmp_path / "afile").write_text("x")
+    done = cachemeter("export", "focus", "--out", "afile/sub/f.csv", "--db", str(demo_warehouse), cwd=tmp_path)
+    assert done.returncode == 1 and "cannot write afile/sub/f.csv: afile is a file, not a folder" in done.stderr, done.stderr

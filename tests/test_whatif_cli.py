@@ -146,3 +146,10 @@ def test_a_reader_of_a_warehouse_its_first_run_still_writes_says_so_in_one_line(
             assert "the first run on this warehouse is still writing it" in busy.stderr and "unexpected" not in busy.stderr
     many = cachemeter("whatif", "routing", "--cards", "100000000", "--db", str(db), cwd=tmp_path)
     assert many.returncode == 2 and "less than or equal to 1000" in many.stderr
+
+
+def test_routing_with_nothing_to_replay_says_so_instead_of_zero_hit_rates(tmp_path):
+    # a break test: an empty folder printed "0 requests" and 0.0% hit rates with exit code 0
+    (tmp_path / "empty").mkdir()
+    done = cachemeter("whatif", "routing", "--logs", str(tmp_path / "empty"), "--cards", "4", cwd=tmp_path)
+    assert done.returncode == 1 and f"no requests to replay in {tmp_path / 'empty'}" in done.stderr, done.stderr
