@@ -316,7 +316,11 @@ def report(
         raise typer.Exit(1)
     try:
         with warehouse.open_for_reading(db) as conn:
-            written = cache_report.write(conn, out, days)
+            try:
+                written = cache_report.write(conn, out, days)
+            except OSError as exc:  # named by --out, not by the temporary file beside it (a break test)
+                err_console.print(f"[red]error:[/red] cannot write {escape(str(out))}: {escape(exc.strerror or str(exc))}")
+                raise typer.Exit(1) from exc
             unbuilt = warehouse.unbuilt_days_note(conn, db)
     except (FileNotFoundError, warehouse.NotAWarehouseError) as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")

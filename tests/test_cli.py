@@ -264,6 +264,9 @@ def test_report_refuses_to_write_over_anything_but_an_html_page(tmp_path):
         assert refused.returncode == 2 and "does not end in .html" in refused.stderr, refused.stderr
     assert db.read_bytes() == before and not (tmp_path / "notes.txt").exists()
     assert cachemeter("report", "--db", str(db), "--out", str(tmp_path / "r.HTML"), cwd=tmp_path).returncode == 0
+    # a folder that cannot be written: named by --out, not by the temporary file beside it
+    done = cachemeter("report", "--db", str(db), "--out", "/proc/r.html", cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.startswith("error: cannot write /proc/r.html: "), done.stderr
 
 
 def test_cachemeter_db_names_the_warehouse_when_no_db_option_does(tmp_path):
