@@ -280,8 +280,10 @@ def sql(
             console.print(table)
         else:  # in pieces smaller than the output's buffer: one large write() that the disk took only part of lost its
             # error in Python's buffered writer (a full disk left a truncated file and exit code 0, a break test)
-            with console.capture() as captured:
-                console.print(table)
+            # at its natural width: at the console's 140 columns cells were cut with "…" (a break test)
+            wide = Console(width=100_000, color_system=None)
+            with wide.capture() as captured:
+                wide.print(table)
             text = captured.get()
             for start in range(0, len(text), 4096):
                 sys.stdout.write(text[start:start + 4096])

@@ -211,6 +211,8 @@ def test_sql_takes_one_statement_and_writes_every_value_as_text_a_reader_can_use
     done = cachemeter("sql", "select * from range(10005)", "--db", str(db), cwd=tmp_path)
     assert "│ 9999 " in done.stdout and "│ 10000 " not in done.stdout
     assert "the first 10,000 rows are shown; --format csv or json gives them all" in done.stderr
+    done = cachemeter("sql", "select repeat('abcdefghij', 30) as long_text, 1 as n", "--db", str(db), cwd=tmp_path)
+    assert "abcdefghij" * 30 in done.stdout and "…" not in done.stdout  # whole, not cut at 140 columns
 
 
 def test_a_full_disk_under_the_output_is_an_error_not_a_truncated_answer(tmp_path):
