@@ -136,4 +136,7 @@ def test_a_dagster_home_that_is_no_folder_or_whose_configuration_does_not_parse_
     result = doctor._dagster_home()
     assert result.status == "fail" and result.detail.startswith(f"{tmp_path / 'dagster.yaml'} cannot be read")
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster.yaml"))
-    assert doctor._dagster_home().detail.endswith("is not a folder: Dagster needs it to be one (a run creates it when it can)")
+    assert doctor._dagster_home() == doctor.Result("DAGSTER_HOME", "fail", f"{tmp_path / 'dagster.yaml'} is not a folder: "
+                                                                           "Dagster keeps its runs in one")
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "new"))
+    assert doctor._dagster_home().status == "warn" and "does not exist yet: a run creates it" in doctor._dagster_home().detail
