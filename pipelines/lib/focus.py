@@ -10,12 +10,11 @@ replaces the previous one whole (a temporary file renamed over it).
 
 from __future__ import annotations
 
-from datetime import date, timedelta
-from pathlib import Path
-
 import os
 import shutil
 import tempfile
+from datetime import date, timedelta
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
