@@ -450,8 +450,16 @@ def held_for_run(db_path: str | Path, wait_seconds: float = 0, poll_seconds: flo
     ``wait_seconds`` 0 a holder is waited out for ``BRIEF_HOLD_SECONDS`` (polled every tenth of a second): a reader
     that opened the warehouse for a moment (``cachemeter doctor``, the pending-days sensor) would otherwise refuse a
     nightly run that starts in that moment. Raises ``WarehouseBusyError`` naming the holder (``lock_holder``) when
-    the wait runs out; nothing is written before.
+    the wait runs out; nothing is written before. A DuckLake with an SQLite or PostgreSQL catalog, which DuckDB does
+    not lock, is held by ``lake_lock.held`` (``lake_lock.LakeBusyError`` naming the holder).
     """
+    from pipelines.lib import lake_lock
+
+    with lake_lock.held(str(db_path), wait_seconds):  # an SQLite or PostgreSQL lake: one run stages at a time
+        yield from _held_open(db_path, wait_seconds, poll_seconds)
+
+
+def _held_open(db_path: str | Path, wait_seconds: float, poll_seconds: float) -> Iterator[duckdb.DuckDBPyConnection]:
     started = time.monotonic()
     while True:
         try:

@@ -14,11 +14,12 @@ from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
 from pipelines.defs.sources.assets import USAGE_API_PAGES
 from pipelines.ingest import stage as ingest
-from pipelines.lib import progress, side_process, warehouse
+from pipelines.lib import lake_lock, progress, side_process, warehouse
 from pipelines.lib.sql import statement
 
 STAGED_FILES = dg.AssetKey(["stage", "files"])
 QUARANTINE = dg.AssetKey(["core", "quarantine"])
+STAGING_WAIT_SECONDS = 1800  # a scheduled staging waits this long for a cachemeter run staging into the same lake
 
 
 @dg.multi_asset(
@@ -46,7 +47,9 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
 
     if not settings.logs_dir:
         raise dg.Failure("no logs folder: set CACHEMETER_LOGS (the CLI: --logs) to the folder of usage logs")
-    with warehouse_connection(duckdb) as conn:
+    # one staging at a time on a lake whose catalog several processes write (a cachemeter run beside the nightly
+    # automation staged a new file twice); a cachemeter run holds it already, a scheduled run waits for one
+    with lake_lock.held(str(duckdb.database), STAGING_WAIT_SECONDS), warehouse_connection(duckdb) as conn:
         results = ingest.stage_logs(conn, settings.logs_dir, settings.follow_symlinks, on_file=on_file,
                                     earliest=date.fromisoformat(PARTITIONS_START))
         # every run, not only after staging: a run that died here left its pending days without them
