@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import re
 from pathlib import Path
 
 import duckdb
@@ -33,6 +34,9 @@ ALIAS = "lake"
 DATA_PATH_ENV = options.BY_NAME["data_path"].env  # CACHEMETER_DATA_PATH
 # no extension is fetched or loaded behind cachemeter's back (no network at run time)
 NO_AUTOLOAD = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
+FORMS = "give ducklake:<file>.ducklake, ducklake:sqlite:<file> or ducklake:postgres:<conninfo>"
 
 
 class LakeError(ValueError):
@@ -51,8 +55,13 @@ def catalog_of(target: str | os.PathLike) -> str:
     found", a break test)."""
     catalog = str(target)[len(PREFIX):]
     if not catalog.removeprefix("sqlite:").removeprefix("postgres:").strip():
-        raise LakeError(f"--db {target} names no DuckLake catalog: give ducklake:<file>.ducklake, "
-                        "ducklake:sqlite:<file> or ducklake:postgres:<conninfo>")
+        raise LakeError(f"--db {target} names no DuckLake catalog: {FORMS}")
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", catalog)
+    if scheme and scheme.group(0) not in ("sqlite:", "postgres:"):
+        # `ducklake:postgresql:...` built a DuckDB catalog file named "postgresql:host=..." in the working folder, then
+        # failed on a missing extension (a break test)
+        raise LakeError(f"--db {target}: {scheme.group(0)!r} is no catalog kind cachemeter opens: {FORMS} (a file "
+                        f"whose name holds a colon: ducklake:./{catalog})")
     return catalog
 
 

@@ -211,13 +211,21 @@ SCHEMA_NAMES = ("core", "marts", "stage")
 def resolved(db_path: str | Path) -> str:
     """``db_path`` with a relative file (DuckDB warehouse or DuckLake catalog) made absolute.
 
-    Raises ``ValueError`` for a DuckDB file named after one of the warehouse's schemas (``SCHEMA_NAMES``).
+    Raises ``ValueError`` for a DuckDB file named after one of the warehouse's schemas (``SCHEMA_NAMES``) or in a
+    folder whose path holds a ``?``, ``lake.LakeError`` for a DuckLake target naming no catalog or an unknown kind.
     """
-    if lake.is_lake(db_path):
-        return lake.resolved(db_path)
-    path = Path(db_path)
-    refuse_schema_name(path)
-    return str(path.resolve())
+    target = lake.resolved(db_path) if lake.is_lake(db_path) else str(Path(db_path).resolve())
+    if not lake.is_lake(db_path):
+        refuse_schema_name(Path(db_path))
+    # a DuckDB file, or a DuckLake's DuckDB catalog file (SQLite and PostgreSQL catalogs write no DuckDB log)
+    duckdb_file = target if not lake.is_lake(target) else (
+        None if lake.catalog_of(target).startswith(("sqlite:", "postgres:")) else lake.catalog_of(target))
+    if duckdb_file is not None and "?" in str(Path(duckdb_file).parent):
+        # DuckDB names the write-ahead log by inserting ".wal" before the first "?" (read as URL parameters): under a
+        # folder holding one, a run failed to commit, "Cannot open file /a/q.wal?m/w.duckdb", every time (a break test)
+        raise ValueError(f"--db {db_path}: DuckDB cannot keep a warehouse in a folder whose path holds '?' (its "
+                         "write-ahead log would go to a folder that does not exist): choose a folder without it")
+    return target
 
 
 def refuse_schema_name(path: Path) -> None:

@@ -406,3 +406,19 @@ def test_a_ducklake_target_that_names_no_catalog_is_refused_naming_the_forms():
                                                  r"ducklake:sqlite:<file> or ducklake:postgres:<conninfo>"):
             lake.catalog_of(target)
     assert lake.catalog_of("ducklake:sqlite:/a/b.sqlite") == "sqlite:/a/b.sqlite"
+
+
+def test_targets_a_run_cannot_keep_are_refused_before_anything_is_written(tmp_path):
+    # break tests: `ducklake:postgresql:...` built a DuckDB catalog file named "postgresql:host=..." in the working
+    # folder, then failed on a missing extension; under a folder named with a "?" every commit failed, DuckDB looking
+    # for its write-ahead log in a folder that does not exist ("/a/q.wal?m/w.duckdb")
+    from pipelines.lib import lake, warehouse
+
+    with pytest.raises(lake.LakeError, match=r"'postgresql:' is no catalog kind cachemeter opens"):
+        warehouse.resolved("ducklake:postgresql:host=x dbname=y")
+    for target in (tmp_path / "q?m" / "w.duckdb", f"ducklake:{tmp_path / 'q?m' / 'c.ducklake'}"):
+        with pytest.raises(ValueError, match=r"in a folder whose path holds '\?'"):
+            warehouse.resolved(target)
+    assert warehouse.resolved(tmp_path / "w*h?.duckdb") == str(tmp_path / "w*h?.duckdb")  # in the name: works
+    assert warehouse.resolved(f"ducklake:sqlite:{tmp_path / 'q?m' / 'c.sqlite'}").endswith("q?m/c.sqlite")
+    assert not list(tmp_path.iterdir())
