@@ -65,7 +65,7 @@ def run(
     logs: str = typer.Option(None, "--logs", envvar="CACHEMETER_LOGS", show_default=False,
                              help="Folder of usage logs (searched recursively), or a bucket prefix: s3://bucket/prefix, "
                              "gs://..., abfs://... (credentials from the provider's standard chain). Default: the bundled demo logs."),
-    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
+    db: str = typer.Option(warehouse.DEFAULT_DB, "--db", envvar="CACHEMETER_DB",
                             help="DuckDB warehouse file (created if missing), or a DuckLake "
                             "catalog: `ducklake:<file>.ducklake`, `ducklake:sqlite:<file>` or `ducklake:postgres:<conninfo>`."),
     data_path: str = typer.Option(None, "--data-path", envvar="CACHEMETER_DATA_PATH", show_default=False,
@@ -126,10 +126,10 @@ def run(
                 raise typer.Exit(1) from exc
             result, undelivered = exc.result, exc  # built and published: the summary first, then the error
         except (runner.PipelineError, warehouse.WarehouseBusyError, lake.LakeError) as exc:
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+            err_console.print(f"[red]error:[/red] {escape(lake.redacted(str(exc)))}")
             raise typer.Exit(1) from exc
         except (duckdb.Error, OSError) as exc:  # outside the steps: e.g. a warehouse in a read-only folder
-            err_console.print(f"[red]error:[/red] {escape((str(exc).strip().splitlines() or [repr(exc)])[0])}")
+            err_console.print(f"[red]error:[/red] {escape(lake.redacted((str(exc).strip().splitlines() or [repr(exc)])[0]))}")
             raise typer.Exit(1) from exc
         finally:
             progress.set_listener(None)
@@ -140,7 +140,7 @@ def run(
         raise typer.Exit(1)
 
 
-def _print_given_up_notices(db: Path, since: datetime) -> None:
+def _print_given_up_notices(db: str, since: datetime) -> None:
     """A warning when this run gave up on incident notices (``dead_letter``: the webhook refused each its
     maximum number of times). The attempts are recorded after the snapshot is published, so they are read from
     the warehouse itself, which the run has released (only with a webhook configured: no extra open otherwise);
@@ -188,7 +188,7 @@ def progress_listener(bar: Progress, task) -> progress.Listener:
 @app.command()
 def sql(
     query: str = typer.Argument(..., help="A SELECT (or other read-only) statement in DuckDB SQL."),
-    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
+    db: str = typer.Option(warehouse.DEFAULT_DB, "--db", envvar="CACHEMETER_DB",
                             help="DuckDB warehouse file or DuckLake target (`ducklake:<catalog>`)."),
     output: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, csv or json."),
     live: bool = typer.Option(False, "--live", help="Read the warehouse file itself, not its snapshot "
@@ -294,7 +294,7 @@ def sql(
 
 @app.command()
 def report(
-    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
+    db: str = typer.Option(warehouse.DEFAULT_DB, "--db", envvar="CACHEMETER_DB",
                             help="DuckDB warehouse file (its snapshot is read)."),
     days: int = typer.Option(options.BY_NAME["report_days"].default, "--days", min=1, max=REPORT_MAX_DAYS,
                              envvar="CACHEMETER_REPORT_DAYS",
@@ -327,7 +327,7 @@ def report(
     except (FileNotFoundError, warehouse.NotAWarehouseError) as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
-    except duckdb.Error as exc:  # a lock (only the first run's, before it publishes a snapshot), a lake's missing files
+    except duckdb.IOException as exc:  # a lock (only the first run's, before it publishes a snapshot), a lake's files
         err_console.print(f"[red]error:[/red] {escape(warehouse.reader_error(exc, db))}")
         raise typer.Exit(1) from exc
     except OSError as exc:
@@ -339,7 +339,7 @@ def report(
 
 
 @app.command()
-def doctor(db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
+def doctor(db: str = typer.Option(warehouse.DEFAULT_DB, "--db", envvar="CACHEMETER_DB",
                                    help="DuckDB warehouse file to check.")) -> None:
     """Check the install, the price catalogue, the warehouse, DAGSTER_HOME and the webhook; say what to fix.
 
@@ -351,7 +351,7 @@ def doctor(db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="C
     table = Table("check", "status", "detail / fix", title="cachemeter doctor")
     for result in results:
         colour = {"ok": "green", "warn": "yellow", "fail": "red"}[result.status]
-        table.add_row(result.name, f"[{colour}]{result.status}[/{colour}]", escape(result.detail))
+        table.add_row(result.name, f"[{colour}]{result.status}[/{colour}]", escape(lake.redacted(result.detail)))
     console.print(table)
     if any(r.status == "fail" for r in results):
         raise typer.Exit(1)
@@ -454,7 +454,7 @@ TRY_QUERY = ("select day, app, round(token_hit_rate, 3) as token_hit_rate, round
              "from marts.daily_savings order by day desc, savings_usd desc limit 20")
 
 
-def _print_summary(db: Path, result) -> None:
+def _print_summary(db: str, result) -> None:
     with warehouse.connect(warehouse.for_readers(db), read_only=True) as conn:
         files = conn.execute(
             "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files order by source_file").fetchall()
@@ -505,8 +505,9 @@ def _print_summary(db: Path, result) -> None:
                       "0 accepted.[/yellow]" if rejected else "[yellow]No log records were found.[/yellow]")
     command = _invoked_as()
     # --db quoted for the shell: a path with a space or a glob character broke the command when pasted (a break test)
-    console.print(escape(f"Warehouse: {db}   report: {warehouse.report_path(db)}   try: {command} sql "
-                         f"\"{TRY_QUERY}\" --db {shlex.quote(str(db))}"), soft_wrap=True)
+    shown = lake.redacted(str(db))  # a password in a PostgreSQL conninfo is not printed
+    console.print(escape(f"Warehouse: {shown}   report: {warehouse.report_path(db)}   try: {command} sql "
+                         f"\"{TRY_QUERY}\" --db {shlex.quote(shown)}"), soft_wrap=True)
 
 
 # what the system answers a write or open with that no code of ours can mend: a full disk or quota, an I/O error, a

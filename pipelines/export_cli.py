@@ -32,7 +32,7 @@ def focus(
     out: Path = typer.Option(..., "--out", help="File to write: .parquet (typed) or .csv."),
     first: datetime = typer.Option(None, "--from", formats=["%Y-%m-%d"], help="First UTC day (YYYY-MM-DD). Default: the first."),
     last: datetime = typer.Option(None, "--to", formats=["%Y-%m-%d"], help="Last UTC day, included. Default: the last."),
-    db: Path = typer.Option(Path(warehouse.DEFAULT_DB), "--db", envvar="CACHEMETER_DB",
+    db: str = typer.Option(warehouse.DEFAULT_DB, "--db", envvar="CACHEMETER_DB",
                             help="DuckDB warehouse file (its snapshot is read)."),
 ) -> None:
     """Write a FinOps FOCUS 1.2 cost and usage file: one row per UTC day, provider, model, tenant, app and token class.

@@ -53,7 +53,7 @@ def _fail(message: str) -> None:
 def routing_command(
     logs: Path = typer.Option(None, "--logs", help="Folder of block-hash traces (Mooncake format), or of any usage "
                               "logs (staged in memory; families from core.usage)."),
-    db: Path = typer.Option(None, "--db", help="A cachemeter warehouse: replay its core.usage rows (its snapshot when present)."),
+    db: str = typer.Option(None, "--db", help="A cachemeter warehouse: replay its core.usage rows (its snapshot when present)."),
     cards: int = typer.Option(..., "--cards", min=1, max=MAX_CARDS,
                               help="Number of cards (replicas), each with its own prefix cache."),
     policy: Policy = typer.Option(Policy.all, "--policy", help="round_robin, prefix_hash, prefix_hash_split_hot or all."),
@@ -112,7 +112,7 @@ def _capacity(capacity_tokens: int | None, cache_gb: float | None, model_config:
         _fail(str(exc))
 
 
-def _requests(logs: Path | None, db: Path | None, block_tokens: int | None) -> list[routing.Request]:
+def _requests(logs: Path | None, db: str | None, block_tokens: int | None) -> list[routing.Request]:
     if logs is not None:
         found = routing_inputs.read_trace_folder(logs, block_tokens)
         for line in found.skipped[:5]:
@@ -138,7 +138,7 @@ def _requests(logs: Path | None, db: Path | None, block_tokens: int | None) -> l
         return _flatten(routing_inputs.usage_requests(conn))
 
 
-def _read_warehouse(db: Path):
+def _read_warehouse(db: str):
     """A read-only connection to the warehouse's snapshot when there is one, else to the warehouse."""
     import duckdb
 
@@ -199,7 +199,7 @@ def kv_command(
 
 @app.command("ttft")
 def ttft_command(
-    db: Path = typer.Option(..., "--db", help="A cachemeter warehouse (its snapshot when present)."),
+    db: str = typer.Option(..., "--db", help="A cachemeter warehouse (its snapshot when present)."),
     model_config: str = typer.Option(..., "--model-config", help="A shipped name "
                                      f"({', '.join(kv_memory.shipped_models())}) or a Hugging Face config.json "
                                      "with num_parameters."),

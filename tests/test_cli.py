@@ -619,8 +619,6 @@ def test_a_warehouse_given_through_a_symlink_publishes_and_is_read_beside_its_ta
     ({"CACHEMETER_WEBHOOK_URL": "htp:/bad"}, "the webhook URL is malformed"),
     ({"CACHEMETER_WEBHOOK_URL": "http://127.0.0.1:9/hook", "CACHEMETER_WEBHOOK_FORMAT": "pagerduty"},
      "webhook.format is pagerduty but its routing key is not set"),
-    ({"CACHEMETER_WEBHOOK_URL": "http://127.0.0.1:9/hook", "CACHEMETER_WEBHOOK_FORMAT": "teams"},
-     "webhook.format 'teams' is not one of generic, slack, pagerduty, alertmanager"),
 ])
 def test_a_webhook_that_cannot_take_the_notices_still_gets_the_summary_printed_and_names_its_cause(
         tmp_path, setting, cause):
@@ -634,3 +632,25 @@ def test_a_webhook_that_cannot_take_the_notices_still_gets_the_summary_printed_a
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr[-2000:]
     assert f"built and published, but the incident notices were not all delivered ({cause}" in said
     assert "2026-11-20" in run.stdout and "Daily savings" in run.stdout, run.stdout  # the summary, before the error
+
+
+def test_an_unknown_webhook_format_is_refused_before_the_run_builds_anything(tmp_path):
+    # it was accepted, the days built, and every notice failed at delivery (the settings now name its choices)
+    logs = tmp_path / "logs"
+    one_request_log(logs)
+    run = cachemeter("run", "--logs", str(logs), "--db", str(tmp_path / "w.duckdb"), cwd=tmp_path,
+                     env={"CACHEMETER_WEBHOOK_URL": "http://127.0.0.1:9/hook", "CACHEMETER_WEBHOOK_FORMAT": "teams"})
+    assert run.returncode == 2 and not (tmp_path / "w.duckdb").exists()
+    assert run.stderr.strip() == ("error: setting webhook.format / CACHEMETER_WEBHOOK_FORMAT: 'teams' is not one of "
+                                  "generic, slack, pagerduty, alertmanager")
+
+
+def test_a_postgresql_uri_in_db_reaches_the_catalog_as_written(tmp_path):
+    # a break test: --db was read as a path, which folds "//": postgresql://u@host/x became postgresql:/u@host/x, and
+    # libpq said 'missing "=" ... in connection info string'; and a password in it was printed
+    done = cachemeter("sql", "select 1", "--db", "ducklake:postgres:postgresql://u@127.0.0.1:9/x", cwd=tmp_path)
+    assert done.returncode == 1 and '"postgresql://u@127.0.0.1:9/x"' in done.stderr, done.stderr
+    done = cachemeter("run", "--logs", str(tmp_path), "--db", "ducklake:postgres:postgresql://u:pw@127.0.0.1:9/x",
+                      cwd=tmp_path)
+    assert done.returncode == 1 and "postgresql://u:***@127.0.0.1:9/x: cannot reach the PostgreSQL catalog" in done.stderr
+    assert ":pw@" not in done.stderr + done.stdout

@@ -55,7 +55,7 @@ def catalog_of(target: str | os.PathLike) -> str:
     found", a break test)."""
     catalog = str(target)[len(PREFIX):]
     if not catalog.removeprefix("sqlite:").removeprefix("postgres:").strip():
-        raise LakeError(f"--db {target} names no DuckLake catalog: {FORMS}")
+        raise LakeError(f"--db {redacted(str(target))} names no DuckLake catalog: {FORMS}")
     scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", catalog)
     if scheme and scheme.group(0) not in ("sqlite:", "postgres:"):
         # `ducklake:postgresql:...` built a DuckDB catalog file named "postgresql:host=..." in the working folder, then
@@ -71,6 +71,26 @@ def catalog_file(target: str | os.PathLike) -> Path | None:
     if catalog.startswith("postgres:"):
         return None
     return Path(catalog.removeprefix("sqlite:"))
+
+
+def postgres_database(target: str | os.PathLike) -> str:
+    """The database a ``ducklake:postgres:<conninfo>`` catalog names (``dbname``, key=value or URI form; libpq's default,
+    the user's name, when it names none: here ``postgres``)."""
+    import psycopg2.extensions
+
+    try:
+        found = psycopg2.extensions.parse_dsn(catalog_of(target).removeprefix("postgres:"))
+    except psycopg2.ProgrammingError as exc:
+        raise LakeError(f"--db {redacted(str(target))}: the PostgreSQL connection string does not parse: "
+                        f"{str(exc).strip().splitlines()[0]}") from exc
+    return found.get("dbname") or found.get("user") or "postgres"
+
+
+def redacted(target: str) -> str:
+    """``target`` with a password in it (``password=...`` or a URI's ``user:password@``) shown as ``***``: printed in
+    run summaries, errors and doctor's table otherwise (a break test)."""
+    text = re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", str(target), flags=re.IGNORECASE)
+    return re.sub(r"(://[^/:@\s]*:)[^@/\s]*@", r"\1***@", text)
 
 
 def resolved(target: str | os.PathLike) -> str:

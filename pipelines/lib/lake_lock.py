@@ -54,7 +54,7 @@ def held(target: str, wait_seconds: float = 0, poll_seconds: float = 1.0) -> Ite
             break
         if time.monotonic() - started >= wait_seconds:
             said = f" after waiting {wait_seconds:g} s" if wait_seconds else ""
-            raise LakeBusyError(f"the warehouse {target} is being staged into by {holder}{said}; try again when it "
+            raise LakeBusyError(f"the warehouse {lake.redacted(target)} is being staged into by {holder}{said}; try again when it "
                                 "ends, or pass --wait SECONDS")
         time.sleep(poll_seconds)
     _HELD[target] = handle
@@ -95,7 +95,7 @@ def _take_postgres(target: str):
     try:
         conn = psycopg2.connect(conninfo, application_name=_me()[:63], connect_timeout=10)
     except psycopg2.Error as exc:
-        raise lake.LakeError(f"{target}: cannot reach the PostgreSQL catalog to take its staging lock: "
+        raise lake.LakeError(f"{lake.redacted(target)}: cannot reach the PostgreSQL catalog to take its staging lock: "
                              f"{(str(exc).strip().splitlines() or [type(exc).__name__])[0]}") from exc
     conn.autocommit = True
     with conn.cursor() as cursor:

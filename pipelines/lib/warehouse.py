@@ -600,13 +600,15 @@ def settle(conn: duckdb.DuckDBPyConnection, compact: bool = False) -> None:
 
 def report_path(db_path: str | Path) -> Path:
     """Where a run writes its report: beside the DuckDB file or the DuckLake catalog file (a PostgreSQL
-    catalog: the working directory), named ``report.html`` for the default warehouse file (``cachemeter.duckdb``:
+    catalog: the working directory, ``<database>.report.html``), named ``report.html`` for the default warehouse file (``cachemeter.duckdb``:
     ``warehouse/report.html``) and ``<name>.report.html`` for any other (``_own_name``), so warehouses sharing a
     folder each keep their own report (one overwrote the other's)."""
     if lake.is_lake(db_path):
         file = lake.catalog_file(db_path)
-        file = _target(file) if file is not None else None
-        return (file.parent if file is not None else Path.cwd()) / _report_name(file)
+        if file is None:  # a PostgreSQL catalog: named for its database (every such lake wrote ./report.html, a break test)
+            return Path.cwd() / f"{lake.postgres_database(db_path)}.report.html"
+        file = _target(file)
+        return file.parent / _report_name(file)
     file = _target(Path(db_path))
     return file.with_name(_report_name(file))
 

@@ -422,3 +422,20 @@ def test_targets_a_run_cannot_keep_are_refused_before_anything_is_written(tmp_pa
     assert warehouse.resolved(tmp_path / "w*h?.duckdb") == str(tmp_path / "w*h?.duckdb")  # in the name: works
     assert warehouse.resolved(f"ducklake:sqlite:{tmp_path / 'q?m' / 'c.sqlite'}").endswith("q?m/c.sqlite")
     assert not list(tmp_path.iterdir())
+
+
+def test_a_postgresql_lake_reports_under_its_database_name_and_its_password_is_never_shown():
+    # break tests: every PostgreSQL lake run from one folder wrote the same ./report.html; a password= in the
+    # conninfo was printed by the run's summary, its errors and doctor
+    from pipelines.lib import lake, warehouse
+
+    for target, report, shown in (
+            ("ducklake:postgres:host=a port=1 user=u password=secret dbname=lake1", "lake1.report.html",
+             "ducklake:postgres:host=a port=1 user=u password=*** dbname=lake1"),
+            ("ducklake:postgres:host=a password='se cret' dbname=x", "x.report.html",
+             "ducklake:postgres:host=a password=*** dbname=x"),
+            ("ducklake:postgres:postgresql://u:pw@h:5432/lake2", "lake2.report.html",
+             "ducklake:postgres:postgresql://u:***@h:5432/lake2"),
+            ("ducklake:postgres:host=a user=team", "team.report.html", "ducklake:postgres:host=a user=team")):
+        assert warehouse.report_path(target) == Path.cwd() / report
+        assert lake.redacted(target) == shown
