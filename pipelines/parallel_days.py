@@ -24,6 +24,7 @@ import multiprocessing
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from datetime import date, timedelta
 
 from pipelines.lib import lake, options, parent_watch
@@ -65,7 +66,14 @@ def build_day_local(ranges: list[tuple[date, date]], workers: int) -> int:
     with ProcessPoolExecutor(max_workers=min(workers, len(parts)), mp_context=multiprocessing.get_context("spawn"),
                              initializer=parent_watch.exit_with_parent, initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(_build_days, first, last) for first, last in parts]
-        return sum(future.result() for future in futures)
+        try:
+            return sum(future.result() for future in futures)
+        except BrokenProcessPool as exc:  # a worker killed (out of memory, kill -9): "an unexpected error" before
+            from pipelines import runner
+
+            span = f"{parts[0][0]} .. {parts[-1][1]}"
+            raise runner.PipelineError(f"a process building days {span} died (killed, or out of memory?); the days stay "
+                                       "pending: run again (lower --parallel if memory ran out)") from exc
 
 
 def _build_days(first: date, last: date) -> int:

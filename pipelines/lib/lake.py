@@ -208,11 +208,17 @@ def attach(conn: duckdb.DuckDBPyConnection, target: str, data_path: str | None =
         if read_only or as_of:
             options.append("READ_ONLY")
         if as_of:
-            options.append(f"SNAPSHOT_VERSION {int(as_of)}" if as_of.isdigit() else f"SNAPSHOT_TIME {_literal(as_of)}")
+            options.append(snapshot_option(as_of))
         suffix = f" ({', '.join(options)})" if options else ""
         conn.execute(f"ATTACH {_literal(target)} AS {ALIAS}{suffix}")
     conn.execute(f"USE {ALIAS}")
     return conn
+
+
+def snapshot_option(as_of: str) -> str:
+    """The ATTACH option reading a lake as of a snapshot: its id (ASCII digits only: "²" is a digit to
+    ``str.isdigit`` and no number to ``int()``, "invalid literal for int()", a break test) or a time."""
+    return f"SNAPSHOT_VERSION {int(as_of)}" if re.fullmatch(r"[0-9]+", as_of) else f"SNAPSHOT_TIME {_literal(as_of)}"
 
 
 def _check_reachable(data_path: str) -> None:

@@ -154,3 +154,34 @@ def test_a_write_conflict_on_a_postgres_lake_asks_dagster_to_run_the_step_again(
         with warehouse.connect(target, read_only=True) as conn:  # the loser wrote nothing; its retry writes its day
             assert conn.execute("select day, provider, count(*) from marts.prefix_families group by all order by all"
                                 ).fetchall() == [(date(2026, 11, 1), "openai", 1), (date(2026, 11, 2), "anthropic", 50)]
+
+
+def test_a_worker_that_dies_is_named_with_its_days_not_an_unexpected_error(monkeypatch):
+    # a break test: a --parallel worker killed (kill -9, the OOM killer) ended the run in "BrokenProcessPool: A process
+    # in the process pool was terminated abruptly ... an unexpected error, please report it"
+    from concurrent.futures.process import BrokenProcessPool
+    from datetime import date
+
+    from pipelines import parallel_days, runner
+
+    class Died:
+        def result(self):
+            raise BrokenProcessPool("A process in the process pool was terminated abruptly")
+
+    class Pool:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, *args):
+            return Died()
+
+    monkeypatch.setattr(parallel_days, "ProcessPoolExecutor", Pool)
+    with pytest.raises(runner.PipelineError, match=r"^a process building days 2026-11-01 \.\. 2026-11-04 died \(killed, "
+                                                   r"or out of memory\?\); the days stay pending: run again"):
+        parallel_days.build_day_local([(date(2026, 11, 1), date(2026, 11, 4))], 2)

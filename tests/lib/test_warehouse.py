@@ -439,3 +439,11 @@ def test_a_postgresql_lake_reports_under_its_database_name_and_its_password_is_n
             ("ducklake:postgres:host=a user=team", "team.report.html", "ducklake:postgres:host=a user=team")):
         assert warehouse.report_path(target) == Path.cwd() / report
         assert lake.redacted(target) == shown
+
+
+def test_an_as_of_is_a_snapshot_id_only_when_it_is_ascii_digits():
+    from pipelines.lib import lake
+
+    assert lake.snapshot_option("12") == "SNAPSHOT_VERSION 12"
+    assert lake.snapshot_option("²") == "SNAPSHOT_TIME '²'"  # DuckDB then refuses the time in one line
+    assert lake.snapshot_option("2026-11-20 08:00:00+00") == "SNAPSHOT_TIME '2026-11-20 08:00:00+00'"
