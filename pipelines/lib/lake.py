@@ -210,7 +210,18 @@ def attach(conn: duckdb.DuckDBPyConnection, target: str, data_path: str | None =
         if as_of:
             options.append(snapshot_option(as_of))
         suffix = f" ({', '.join(options)})" if options else ""
-        conn.execute(f"ATTACH {_literal(target)} AS {ALIAS}{suffix}")
+        try:
+            conn.execute(f"ATTACH {_literal(target)} AS {ALIAS}{suffix}")
+        except duckdb.Error as exc:
+            recorded = re.search(r'existing data path in the catalog "([^"]*)"', str(exc))
+            if recorded is None:
+                raise
+            # DuckLake's words, "DATA_PATH parameter ... does not match", gave no way forward (a break test: a lake
+            # moved with its files, or created with a mistaken --data-path)
+            raise LakeError(f"{redacted(target)}: its catalog records its data files at {recorded.group(1)}, not at "
+                            f"{path}: give --data-path {recorded.group(1)} (or CACHEMETER_DATA_PATH), or move the files "
+                            "back there; a catalog created with a mistaken --data-path and holding nothing yet can be "
+                            "deleted, and the next run creates it anew") from exc
     conn.execute(f"USE {ALIAS}")
     return conn
 

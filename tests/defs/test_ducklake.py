@@ -122,3 +122,20 @@ def test_a_small_insert_into_the_lake_keeps_every_bit_of_a_double(tmp_path):
     conn.execute("create table rates as select 134::hugeint / 145::hugeint as rate")
     assert conn.execute("select rate from rates").fetchone()[0] == 134 / 145 == 0.9241379310344827
     assert list((tmp_path / "files").rglob("*.parquet"))  # written to Parquet, not the catalog
+
+
+def test_a_data_path_the_catalog_does_not_record_says_which_it_records(tmp_path):
+    # a break test: a lake moved with its files, or created with a mistaken --data-path, stopped on DuckLake's
+    # "DATA_PATH parameter ... does not match existing data path in the catalog", with no way forward
+    import shutil
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl", logs / "m.jsonl")
+    target = f"ducklake:sqlite:{tmp_path / 'lake' / 'c.sqlite'}"
+    assert cachemeter("run", "--logs", str(logs), "--db", target, cwd=tmp_path).returncode == 0
+    done = cachemeter("run", "--logs", str(logs), "--db", target, "--data-path", str(tmp_path / "elsewhere"), cwd=tmp_path)
+    recorded = f"{tmp_path / 'lake' / 'c.sqlite.files'}/"
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert (f"its catalog records its data files at {recorded}, not at {tmp_path / 'elsewhere'}: give --data-path "
+            f"{recorded}") in " ".join(done.stderr.split())
