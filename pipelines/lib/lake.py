@@ -213,7 +213,13 @@ def attach(conn: duckdb.DuckDBPyConnection, target: str, data_path: str | None =
         try:
             conn.execute(f"ATTACH {_literal(target)} AS {ALIAS}{suffix}")
         except duckdb.Error as exc:
-            recorded = re.search(r'existing data path in the catalog "([^"]*)"', str(exc))
+            said = str(exc)
+            if "creating a new DuckLake is explicitly disabled" in said:  # a reader of a catalog no run created yet
+                raise LakeError(f"{redacted(target)} holds no lake yet: `cachemeter run --db ...` creates it") from exc
+            if "set the DATA_PATH parameter" in said:  # DuckLake's words for a new PostgreSQL catalog named no option
+                raise LakeError(f"{redacted(target)} is a new catalog: give --data-path (or CACHEMETER_DATA_PATH), the "
+                                "folder or s3://bucket/prefix its Parquet files go to") from exc
+            recorded = re.search(r'existing data path in the catalog "([^"]*)"', said)
             if recorded is None:
                 raise
             # DuckLake's words, "DATA_PATH parameter ... does not match", gave no way forward (a break test: a lake

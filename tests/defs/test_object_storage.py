@@ -73,7 +73,7 @@ def test_a_postgres_catalog_with_its_data_and_logs_in_a_bucket_builds_the_tables
 
     upload(s3, REPO / "fixtures" / "demo_logs", "team-logs", "gateway/demo")
     s3.create_bucket(Bucket="team-lake")
-    monkeypatch.chdir(tmp_path)  # a PostgreSQL catalog has no file to write report.html beside: the working directory
+    monkeypatch.chdir(tmp_path)  # a PostgreSQL catalog has no file to write its report beside: the working directory
     monkeypatch.setenv("PGPASSWORD", PASSWORD)
     with postgres_server() as server:
         target = f"ducklake:postgres:host=127.0.0.1 port={server.port} user=dagster dbname=dagster"

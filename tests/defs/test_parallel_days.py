@@ -80,7 +80,7 @@ def test_two_processes_build_the_days_of_a_postgres_lake_as_a_serial_build(tmp_p
     hit_rate_logs(logs, broken_from=date(2026, 11, 4), days=6, per_day=20)
     serial = snapshot(run_pipeline(tmp_path / "file", logs))
     assert len(serial["core.usage"]) == 120 and len(serial["marts.daily_savings"]) == 6
-    monkeypatch.chdir(tmp_path)  # a PostgreSQL catalog has no file to write report.html beside: the working directory
+    monkeypatch.chdir(tmp_path)  # a PostgreSQL catalog has no file to write its report beside: the working directory
     monkeypatch.setenv("PGPASSWORD", PASSWORD)
     monkeypatch.setenv("CACHEMETER_PARALLEL", "2")
     with postgres_server() as server:
@@ -127,7 +127,7 @@ def dict_of(rows: list[tuple]) -> dict:
 def test_a_write_conflict_on_a_postgres_lake_asks_dagster_to_run_the_step_again(tmp_path, monkeypatch):
     from tests.deploy.test_postgres_instance import PASSWORD, postgres_server
 
-    monkeypatch.chdir(tmp_path)  # a PostgreSQL catalog has no file to write report.html beside: the working directory
+    monkeypatch.chdir(tmp_path)  # a PostgreSQL catalog has no file to write its report beside: the working directory
     monkeypatch.setenv("PGPASSWORD", PASSWORD)
     with postgres_server() as server:
         target = f"ducklake:postgres:host=127.0.0.1 port={server.port} user=dagster dbname=dagster"
