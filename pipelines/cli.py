@@ -126,10 +126,11 @@ def run(
                 raise typer.Exit(1) from exc
             result, undelivered = exc.result, exc  # built and published: the summary first, then the error
         except (runner.PipelineError, warehouse.WarehouseBusyError, lake.LakeError) as exc:
-            err_console.print(f"[red]error:[/red] {escape(lake.redacted(str(exc)))}")
+            err_console.print(f"[red]error:[/red] {escape(lake.redacted(lake.with_files_hint(str(exc))))}")
             raise typer.Exit(1) from exc
         except (duckdb.Error, OSError) as exc:  # outside the steps: e.g. a warehouse in a read-only folder
-            err_console.print(f"[red]error:[/red] {escape(lake.redacted((str(exc).strip().splitlines() or [repr(exc)])[0]))}")
+            first = (str(exc).strip().splitlines() or [repr(exc)])[0]
+            err_console.print(f"[red]error:[/red] {escape(lake.redacted(lake.with_files_hint(first)))}")
             raise typer.Exit(1) from exc
         finally:
             progress.set_listener(None)

@@ -80,10 +80,24 @@ def _warehouse(db: Path) -> Result:
         if isinstance(exc, duckdb.CatalogException):  # a DuckDB file no run has prepared
             return Result("warehouse", "warn", f"{db} holds no cachemeter tables yet: the first `cachemeter run` creates them")
         # a damaged or foreign file: every run and reader fails on it
-        return Result("warehouse", "fail", f"{db} cannot be read: {str(exc).splitlines()[0]}")
+        recorded = f"; its catalog records its data files at {found}" if (found := _lake_files(db)) else ""
+        return Result("warehouse", "fail", f"{db} cannot be read: {lake.with_files_hint(str(exc).splitlines()[0])}"
+                                           f"{recorded}")
+    files = f"; data files at {recorded}" if (recorded := _lake_files(db)) else ""
     if not days:
-        return Result("warehouse", "ok", f"{db}: no usage yet (a run has staged no accepted record)")
-    return Result("warehouse", "ok", f"{db}: {days} day(s) of usage, last {last}")
+        return Result("warehouse", "ok", f"{db}: no usage yet (a run has staged no accepted record){files}")
+    return Result("warehouse", "ok", f"{db}: {days} day(s) of usage, last {last}{files}")
+
+
+def _lake_files(db) -> str | None:
+    """Where a lake's catalog records its Parquet files (None for a DuckDB file, or when it cannot be read)."""
+    if not lake.is_lake(db):
+        return None
+    try:
+        with warehouse.connect(db, read_only=True) as conn:
+            return lake.recorded_data_path(conn)
+    except (duckdb.Error, ValueError):
+        return None
 
 
 def _snapshot(db: Path) -> Result:

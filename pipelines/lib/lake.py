@@ -232,6 +232,16 @@ def attach(conn: duckdb.DuckDBPyConnection, target: str, data_path: str | None =
     return conn
 
 
+def with_files_hint(message: str) -> str:
+    """``message``, and when it says a lake's Parquet file is missing, what that usually means: the catalog records
+    where its files are, and they are not there (a lake moved, its folder unmounted or emptied: DuckLake's "Cannot
+    open file ....parquet" said nothing of it, a break test)."""
+    if re.search(r"Cannot open file .*\.parquet", message):
+        return (f"{message} (the lake's data files are not where its catalog records them: moved, unmounted or "
+                "deleted? `cachemeter doctor` names the recorded folder; --data-path cannot move it)")
+    return message
+
+
 def snapshot_option(as_of: str) -> str:
     """The ATTACH option reading a lake as of a snapshot: its id (ASCII digits only: "²" is a digit to
     ``str.isdigit`` and no number to ``int()``, "invalid literal for int()", a break test) or a time."""

@@ -328,7 +328,10 @@ def open_for_reading(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     except duckdb.IOException as exc:
         if lock_holder(exc) is not None:
             raise
-        if not lake.is_lake(source) and Path(source) != Path(db_path):  # the snapshot, not the warehouse, is damaged
+        if lake.is_lake(source):  # a server down, a lake's files missing: not "not a DuckDB warehouse file" (a break test)
+            raise NotAWarehouseError(f"{lake.redacted(str(db_path))} cannot be opened: "
+                                     f"{lake.with_files_hint(str(exc).splitlines()[0])}") from exc
+        if Path(source) != Path(db_path):  # the snapshot, not the warehouse, is damaged
             # (a truncated snapshot was reported as "<warehouse> is not a DuckDB warehouse file", a break test)
             raise NotAWarehouseError(f"the snapshot {source} cannot be read ({str(exc).splitlines()[0]}): the next "
                                      f"successful `cachemeter run` publishes it again; meanwhile `cachemeter sql --live` "
@@ -355,7 +358,7 @@ def reader_error(exc: Exception, db_path: str | Path, live: bool = False) -> str
     read the snapshot otherwise); on a DuckLake, its DuckDB catalog file; with ``live``, the warehouse itself."""
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     if not (isinstance(exc, duckdb.IOException) and "lock" in first.lower()):
-        return first
+        return lake.with_files_hint(first)
     if lake.is_lake(db_path):
         return (first + " (a run holds the DuckLake's DuckDB catalog file: a ducklake:sqlite: or ducklake:postgres: "
                 "catalog is read while a run writes)")

@@ -144,3 +144,28 @@ def test_a_data_path_the_catalog_does_not_record_says_which_it_records(tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert (f"its catalog records its data files at {recorded}, not at {tmp_path / 'elsewhere'}: give --data-path "
             f"{recorded}") in " ".join(done.stderr.split())
+
+
+def test_a_lake_moved_away_from_its_files_says_where_its_catalog_records_them(tmp_path):
+    # a break test: a lake moved with its files (or its folder unmounted) failed every run and reader with DuckLake's
+    # "Cannot open file ....parquet: No such file or directory", and doctor said only "warn"
+    import shutil
+
+    from pipelines.lib import doctor
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl", logs / "m.jsonl")
+    assert cachemeter("run", "--logs", str(logs), "--db", f"ducklake:{tmp_path / 'a' / 'c.ducklake'}",
+                      cwd=tmp_path).returncode == 0
+    (tmp_path / "a").rename(tmp_path / "b")
+    moved = f"ducklake:{tmp_path / 'b' / 'c.ducklake'}"
+    hint = "(the lake's data files are not where its catalog records them: moved, unmounted or deleted?"
+    for command in (["run", "--logs", str(logs), "--all-days"], ["report", "--out", str(tmp_path / "r.html")]):
+        done = cachemeter(*command, "--db", moved, cwd=tmp_path)
+        assert done.returncode == 1 and hint in done.stderr and "Traceback" not in done.stderr, done.stderr
+    checked = {r.name: r for r in doctor.run_checks(moved)}["warehouse"]
+    assert checked.status == "fail" and checked.detail.endswith(
+        f"its catalog records its data files at {tmp_path / 'a' / 'c.ducklake.files'}/")
+    shutil.move(str(tmp_path / "b"), str(tmp_path / "a"))  # moved back: whole again
+    assert {r.name: r for r in doctor.run_checks(f"ducklake:{tmp_path / 'a' / 'c.ducklake'}")}["warehouse"].status == "ok"
