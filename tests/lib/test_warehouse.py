@@ -268,7 +268,8 @@ def test_each_warehouse_in_a_folder_keeps_its_own_report(tmp_path):
     assert warehouse.report_path(f"ducklake:{tmp_path / 'cachemeter.ducklake'}") == tmp_path / "cachemeter.ducklake.report.html"
     assert warehouse.report_path(f"ducklake:sqlite:{tmp_path / 'lake.sqlite'}") == tmp_path / "lake.sqlite.report.html"
     assert warehouse.report_path(tmp_path / "a.db") == tmp_path / "a.db.report.html"
-    assert warehouse.report_path("ducklake:postgres:dbname=x") == Path.cwd() / "report.html"  # no file to go beside
+    # no file to go beside: the working directory, named for the database (every PostgreSQL lake wrote report.html)
+    assert warehouse.report_path("ducklake:postgres:dbname=x") == Path.cwd() / "x.report.html"
 
 
 def test_warehouses_whose_names_share_a_stem_publish_apart(tmp_path):
