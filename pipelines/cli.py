@@ -262,7 +262,8 @@ def sql(
     if output is OutputFormat.csv:
         writer = csv.writer(sys.stdout)
         writer.writerow(columns)
-        writer.writerows([[_plain(v) if isinstance(v, (Decimal, list, dict, tuple)) else v for v in row] for row in rows])
+        writer.writerows([[_plain(v) if isinstance(v, (Decimal, list, dict, tuple, bytes)) else v for v in row]
+                          for row in rows])
     elif output is OutputFormat.json:
         # DECIMALs as strings (exact, as JSON numbers would not be), dates and times as their text; a name given twice
         # is kept apart (a dict kept only the last column of that name), a non-finite number is a string (NaN and
@@ -402,6 +403,8 @@ def _plain(value) -> str:
         return "[" + ", ".join("NULL" if v is None else _plain(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k!r}: {'NULL' if v is None else _plain(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (bytes, bytearray)):  # a BLOB as DuckDB prints it (\x00ab), not Python's b'\x00ab'
+        return "".join(chr(b) if 32 <= b < 127 and b != 92 else f"\\x{b:02X}" for b in value)
     return str(value)
 
 

@@ -206,6 +206,8 @@ def test_sql_takes_one_statement_and_writes_every_value_as_text_a_reader_can_use
     done = cachemeter("sql", "select [0::decimal(38, 15), null] as l, {'x': 1.5::decimal(3, 1)} as s", "--format", "csv",
                       "--db", str(db), cwd=tmp_path)
     assert done.stdout.splitlines() == ["l,s", "\"[0.000000000000000, NULL]\",{'x': 1.5}"]
+    done = cachemeter("sql", "select '\\x00ab'::blob as b", "--format", "csv", "--db", str(db), cwd=tmp_path)
+    assert done.stdout.splitlines() == ["b", "\\x00ab"]  # as DuckDB prints a BLOB, not Python's b'\x00ab'
     done = cachemeter("sql", "select 1 as n", "--timeout", "1e10", "--format", "csv", "--db", str(db), cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.splitlines() == ["n", "1"] and "Traceback" not in done.stderr
     done = cachemeter("sql", "select * from range(10005)", "--db", str(db), cwd=tmp_path)
