@@ -53,6 +53,18 @@ def write_prices(path: Path, rows: Iterable[dict]) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _cachemeter_variables_restored():
+    """Each test ends with the ``CACHEMETER_*`` variables it began with: ``run_pipeline`` sets them in this process
+    (``runner.configure``), and a test that failed before undoing them left its data path to the next test's
+    subprocesses (a lake run then wrote to another test's folder; found by a fresh-clone run)."""
+    before = {name: value for name, value in os.environ.items() if name.startswith("CACHEMETER_")}
+    yield
+    for name in [name for name in os.environ if name.startswith("CACHEMETER_") and name not in before]:
+        del os.environ[name]
+    os.environ.update(before)
+
+
 def run_pipeline(tmp_path: Path, logs: Path, prices: Path | None = None, follow_symlinks: bool = False,
                  db: str | None = None, data_path: str | None = None) -> Path | str:
     """Run the whole pipeline in-process (ephemeral Dagster instance); returns the warehouse path (default
