@@ -60,14 +60,16 @@ def test_the_sensor_requests_chunk_runs_then_the_window_run_once_every_chunk_suc
 
 def _read_committed(target: str, seen: list, errors: list, stop: threading.Event) -> None:
     """Poll the lake like a dashboard: both figures of each answer from one snapshot (one transaction).
-    Errors before the first answer (no catalog or tables yet) are expected; any after it is kept."""
+    Errors before the first answer (no lake yet: ``lake.LakeError``; no tables yet) are expected; any after it is kept."""
+    from pipelines.lib import lake
+
     while not stop.is_set():
         try:
             with warehouse.connect(target, read_only=True) as conn:
                 conn.execute("begin")
                 seen.append((conn.execute(PER_DAY).fetchall(), conn.execute(SAVINGS).fetchall()))
                 conn.execute("commit")
-        except duckdb.Error as exc:
+        except (duckdb.Error, lake.LakeError) as exc:
             if seen:
                 errors.append(str(exc))
         stop.wait(0.05)
