@@ -60,8 +60,8 @@ def catalog_of(target: str | os.PathLike) -> str:
     if scheme and scheme.group(0) not in ("sqlite:", "postgres:"):
         # `ducklake:postgresql:...` built a DuckDB catalog file named "postgresql:host=..." in the working folder, then
         # failed on a missing extension (a break test)
-        raise LakeError(f"--db {target}: {scheme.group(0)!r} is no catalog kind cachemeter opens: {FORMS} (a file "
-                        f"whose name holds a colon: ducklake:./{catalog})")
+        raise LakeError(f"--db {redacted(str(target))}: {scheme.group(0)!r} is no catalog kind cachemeter opens: "
+                        f"{FORMS} (a file whose name holds a colon: ducklake:./{redacted(catalog)})")
     return catalog
 
 

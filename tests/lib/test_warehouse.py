@@ -415,8 +415,9 @@ def test_targets_a_run_cannot_keep_are_refused_before_anything_is_written(tmp_pa
     # for its write-ahead log in a folder that does not exist ("/a/q.wal?m/w.duckdb")
     from pipelines.lib import lake, warehouse
 
-    with pytest.raises(lake.LakeError, match=r"'postgresql:' is no catalog kind cachemeter opens"):
-        warehouse.resolved("ducklake:postgresql:host=x dbname=y")
+    with pytest.raises(lake.LakeError, match=r"'postgresql:' is no catalog kind cachemeter opens") as refused:
+        warehouse.resolved("ducklake:postgresql:host=x password=secret dbname=y")
+    assert "secret" not in str(refused.value) and "password=***" in str(refused.value)  # the typo's password too
     for target in (tmp_path / "q?m" / "w.duckdb", f"ducklake:{tmp_path / 'q?m' / 'c.ducklake'}"):
         with pytest.raises(ValueError, match=r"in a folder whose path holds '\?'"):
             warehouse.resolved(target)
