@@ -257,7 +257,12 @@ def sql(
         err_console.print(f"[red]error:[/red] {escape(said)}")
         raise typer.Exit(1) from exc
     except duckdb.Error as exc:
-        err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+        said = str(exc)
+        if as_of and isinstance(exc, duckdb.CatalogException):  # "schema marts does not exist" at --as-of 0 (a break test)
+            said = (f"--as-of {as_of}: {said.strip().splitlines()[0]} That snapshot may be older than the run that "
+                    "built the table (a first run commits the lake over many snapshots; `select snapshot_id, "
+                    "snapshot_time, changes from ducklake_snapshots('lake')` lists them)")
+        err_console.print(f"[red]error:[/red] {escape(said)}", soft_wrap=bool(as_of))
         raise typer.Exit(1) from exc
     if output is OutputFormat.csv:
         writer = csv.writer(sys.stdout)

@@ -219,6 +219,12 @@ def attach(conn: duckdb.DuckDBPyConnection, target: str, data_path: str | None =
             if "set the DATA_PATH parameter" in said:  # DuckLake's words for a new PostgreSQL catalog named no option
                 raise LakeError(f"{redacted(target)} is a new catalog: give --data-path (or CACHEMETER_DATA_PATH), the "
                                 "folder or s3://bucket/prefix its Parquet files go to") from exc
+            if as_of and ("No snapshot found" in said or "Failed to cast value" in said):
+                # DuckLake's "No snapshot found at version 99999" and DuckDB's timestamp cast error named neither the
+                # option nor what it takes (a break test)
+                raise LakeError(f"--as-of {as_of}: {_no_snapshot(as_of) if 'No snapshot' in said else 'not a snapshot id or time'}"
+                                " (a snapshot id, or a time like '2026-11-20 08:00:00+00'; `cachemeter sql \"select "
+                                "snapshot_id, snapshot_time from ducklake_snapshots('lake')\"` lists them)") from exc
             recorded = re.search(r'existing data path in the catalog "([^"]*)"', said)
             if recorded is None:
                 raise
@@ -230,6 +236,11 @@ def attach(conn: duckdb.DuckDBPyConnection, target: str, data_path: str | None =
                             "deleted, and the next run creates it anew") from exc
     conn.execute(f"USE {ALIAS}")
     return conn
+
+
+def _no_snapshot(as_of: str) -> str:
+    """What "No snapshot found" means for ``as_of``: an id the lake has not reached, or a time before its first."""
+    return "the lake has no snapshot of that id" if re.fullmatch(r"[0-9]+", as_of) else "the lake has no snapshot at or before that time"
 
 
 def with_files_hint(message: str) -> str:

@@ -89,6 +89,16 @@ def test_sql_as_of_an_earlier_snapshot_answers_what_the_numbers_were_before_a_la
         writer.wait()
     assert during.returncode == 0 and rows(during) == rows(now), during.stderr
 
+    # snapshots that hold no answer say so (break tests: DuckDB's "schema marts does not exist", DuckLake's "No snapshot
+    # found at version", a timestamp cast error)
+    first = cachemeter("sql", day, "--db", target, "--as-of", "0", cwd=tmp_path)
+    assert first.returncode == 1 and first.stderr.startswith("error: --as-of 0: Catalog Error")
+    assert "older than the run that built the table" in first.stderr
+    for as_of, said in [(str(earlier + 10_000), "the lake has no snapshot of that id"),
+                        ("2001-01-01 00:00:00+00", "the lake has no snapshot at or before that time"),
+                        ("-1", "not a snapshot id or time")]:
+        wrong = cachemeter("sql", day, "--db", target, "--as-of", as_of, cwd=tmp_path)
+        assert wrong.returncode == 1 and wrong.stderr.startswith(f"error: --as-of {as_of}: {said}"), wrong.stderr
     refused = cachemeter("sql", "select 1", "--db", str(tmp_path / "w.duckdb"), "--as-of", "1", cwd=tmp_path)
     assert refused.returncode == 1 and refused.stderr.startswith("error: --as-of reads an earlier DuckLake snapshot")
 
