@@ -25,7 +25,7 @@ import os
 import shlex
 import shutil
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from enum import Enum
 from pathlib import Path
@@ -267,7 +267,7 @@ def sql(
     if output is OutputFormat.csv:
         writer = csv.writer(sys.stdout)
         writer.writerow(columns)
-        writer.writerows([[_plain(v) if isinstance(v, (Decimal, list, dict, tuple, bytes)) else v for v in row]
+        writer.writerows([[_plain(v) if isinstance(v, (Decimal, list, dict, tuple, bytes, timedelta)) else v for v in row]
                           for row in rows])
     elif output is OutputFormat.json:
         # DECIMALs as strings (exact, as JSON numbers would not be), dates and times as their text; a name given twice
@@ -410,7 +410,23 @@ def _plain(value) -> str:
         return "{" + ", ".join(f"{k!r}: {'NULL' if v is None else _plain(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (bytes, bytearray)):  # a BLOB as DuckDB prints it (\x00ab), not Python's b'\x00ab'
         return "".join(chr(b) if 32 <= b < 127 and b != 92 else f"\\x{b:02X}" for b in value)
+    if isinstance(value, timedelta):
+        return _interval(value)
     return str(value)
+
+
+def _interval(value: timedelta) -> str:
+    """An INTERVAL as DuckDB writes it (``3 days``, ``1 day 02:00:03.5``, ``-01:30:00``), not Python's ``3 days,
+    0:00:00`` or ``-1 day, 22:30:00``. DuckDB's Python client hands a month over as 30 days, so months print as days."""
+    sign, value = ("-", -value) if value < timedelta(0) else ("", value)
+    days, seconds = value.days, value.seconds
+    clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    if value.microseconds:
+        clock += f".{value.microseconds:06d}".rstrip("0")
+    if not days:
+        return sign + clock
+    said = f"{sign}{days} day{'s' if days != 1 else ''}"
+    return said if not seconds and not value.microseconds else f"{said} {sign}{clock}"
 
 
 def _json_value(value):

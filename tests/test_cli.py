@@ -208,6 +208,12 @@ def test_sql_takes_one_statement_and_writes_every_value_as_text_a_reader_can_use
     assert done.stdout.splitlines() == ["l,s", "\"[0.000000000000000, NULL]\",{'x': 1.5}"]
     done = cachemeter("sql", "select '\\x00ab'::blob as b", "--format", "csv", "--db", str(db), cwd=tmp_path)
     assert done.stdout.splitlines() == ["b", "\\x00ab"]  # as DuckDB prints a BLOB, not Python's b'\x00ab'
+    # an INTERVAL as DuckDB writes it, not Python's "3 days, 0:00:00" and "-1 day, 22:30:00"
+    done = cachemeter("sql", "select interval 3 day as a, interval '-90 minutes' as b, interval '1 day 2 hours 3.5 "
+                      "seconds' as c, [interval '-1 day -2 hours'] as d", "--format", "csv", "--db", str(db), cwd=tmp_path)
+    assert done.stdout.splitlines() == ["a,b,c,d", "3 days,-01:30:00,1 day 02:00:03.5,[-1 day -02:00:00]"]
+    done = cachemeter("sql", "select interval 3 day as a", "--format", "json", "--db", str(db), cwd=tmp_path)
+    assert json.loads(done.stdout) == [{"a": "3 days"}]
     done = cachemeter("sql", "select 1 as n", "--timeout", "1e10", "--format", "csv", "--db", str(db), cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.splitlines() == ["n", "1"] and "Traceback" not in done.stderr
     done = cachemeter("sql", "select * from range(10005)", "--db", str(db), cwd=tmp_path)
