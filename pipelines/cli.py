@@ -109,6 +109,12 @@ def run(
         runner.configure(logs, db, prices, follow_symlinks, data_path)
         CachemeterSettings.from_env()
         options.check_environment()
+        from pipelines import parallel_days
+
+        if parallel > 1 and parallel_days.workers_for(os.environ["CACHEMETER_DB"]) == 1:  # was ignored without a word
+            err_console.print(f"[yellow]note:[/yellow] --parallel {parallel} is ignored: only a DuckLake with a "
+                              "PostgreSQL catalog takes writers in several processes; days are built one after another",
+                              soft_wrap=True)
     except ValueError as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from exc

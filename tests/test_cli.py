@@ -662,3 +662,14 @@ def test_a_postgresql_uri_in_db_reaches_the_catalog_as_written(tmp_path):
                       cwd=tmp_path)
     assert done.returncode == 1 and "postgresql://u:***@127.0.0.1:9/x: cannot reach the PostgreSQL catalog" in done.stderr
     assert ":pw@" not in done.stderr + done.stdout
+
+
+def test_parallel_on_a_warehouse_that_takes_one_writer_says_it_is_ignored(tmp_path):
+    # a break test: `--parallel 3` on a DuckDB file was ignored without a word (only a PostgreSQL-catalog lake takes it)
+    (tmp_path / "logs").mkdir()
+    done = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(tmp_path / "w.duckdb"), "--parallel", "3",
+                      cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "note: --parallel 3 is ignored: only a DuckLake with a PostgreSQL catalog" in done.stderr
+    alone = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(tmp_path / "w.duckdb"), cwd=tmp_path)
+    assert alone.returncode == 0 and "--parallel" not in alone.stderr
