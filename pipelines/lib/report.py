@@ -6,7 +6,7 @@ vl-convert renders the same charts to PNG for Dagster's asset metadata. What the
 
 * token hit rate per day for the top apps (by prompt tokens);
 * cost vs no-cache cost per day, savings shaded between them (USD);
-* lost savings by cause (``lost_savings_usd`` of the alerts, by rule);
+* lost savings by cause (``lost_savings_usd`` of the incidents, by rule);
 * the incidents (open first: since when, lost so far, cause; then resolved ones), and the costliest prefix families;
 * what-if sections: routing policies compared, cache TTL switches that pay, KV memory per family.
 """
@@ -93,16 +93,16 @@ PAGE = """<!DOCTYPE html>
 
 
 CHART_TITLES = ("Token hit rate per day (top apps)", "Cost vs no-cache cost (savings shaded)", "Lost savings by cause")
-# The report shows lost savings three ways, each against its own baseline (a reader saw three amounts for one
+# The report shows lost savings two ways, each against its own baseline (a reader saw three amounts for one
 # incident and no reason): what each one measures, printed beside it
 LOST_SAVINGS_NOTES = {
-    "causes": ["The daily alerts' lost savings over the days shown, by rule: a hit-rate rule's gap below that day's",
-               "trailing baseline; negative_cache_roi's write premium above its read savings; below_cache_minimum's",
-               "upper bound of what caching could save."],  # lines: a chart's subtitle does not wrap
+    "causes": ["The incidents' lost savings (the table below), by rule: a hit-rate rule's gap below the baseline",
+               "frozen on the day it opened; negative_cache_roi's write premium above its read savings;",
+               "below_cache_minimum's upper bound of what caching could save."],  # a chart's subtitle does not wrap
     "incidents": "Lost savings: the incident's gap below the baseline frozen on the day it opened, summed over its days "
                  "(the amount its notice reports).",
-    "families": "Lost savings: each day's gap below the family's own trailing hit rate, where below it, summed over "
-                "the days shown.",
+    "families": "below_own_trend_usd: each day's gap below the family's own trailing hit rate, where below it, "
+                "summed over the days shown (not an incident's lost savings: no frozen baseline).",
 }
 
 
@@ -134,7 +134,7 @@ def load(conn: duckdb.DuckDBPyConnection, days: int = DAYS, top_apps: int = 6) -
         return conn.execute(text, params_for(text, params)).df()
 
     return ReportData(daily=frame("daily_savings__days"), apps=frame("daily_savings__top_apps_hit_rate"),
-                      causes=frame("cache_alerts__lost_by_cause"),
+                      causes=frame("cache_incidents__lost_by_cause"),
                       alerts=frame("cache_incidents__recent"),  # open first, then resolved ones of the window
                       families=frame("prefix_families__costliest"), whatif=_load_whatif(conn, days))
 
@@ -174,7 +174,7 @@ def charts(data: ReportData) -> list[alt.Chart]:
     lost = alt.Chart(data.causes, title=alt.TitleParams(CHART_TITLES[2], subtitle=LOST_SAVINGS_NOTES["causes"],
                                                          anchor="start")).mark_bar().encode(
         x=alt.X("lost_savings_usd:Q", title="lost savings (USD)"), y=alt.Y("cause:N", sort="-x", title=""),
-        tooltip=["cause:N", alt.Tooltip("lost_savings_usd:Q", format="$,.2f"), "alerts:Q"],
+        tooltip=["cause:N", alt.Tooltip("lost_savings_usd:Q", format="$,.2f"), "incidents:Q"],
     ).properties(width=720, height=max(60, 30 * len(data.causes)))
     return [hit_rate, cost, lost]
 
@@ -217,7 +217,7 @@ def render_html(data: ReportData, title: str = "cachemeter: daily cache report")
     tables = (f"<h2>Incidents (open first)</h2><p class=\"note\">{html.escape(LOST_SAVINGS_NOTES['incidents'])}</p>"
               f"{_table(data.alerts, money=('lost_savings_usd',))}"
               f"<h2>Costliest prefix families</h2><p class=\"note\">{html.escape(LOST_SAVINGS_NOTES['families'])}</p>"
-              f"{_table(data.families, money=('cost_usd', 'savings_usd', 'lost_savings_usd'), rates=('token_hit_rate',))}"
+              f"{_table(data.families, money=('cost_usd', 'savings_usd', 'below_own_trend_usd'), rates=('token_hit_rate',))}"
               f"{_whatif_html(data)}")
     return PAGE.format(title=html.escape(title), bundle=javascript_bundle(), header=extra, spec=spec_json, tables=tables)
 

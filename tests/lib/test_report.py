@@ -47,7 +47,7 @@ def test_text_in_the_data_cannot_close_the_page_script(fresh_cache):
         daily=pd.DataFrame({"day": pd.to_datetime(["2026-11-01"]), "cost_usd": [1.0], "no_cache_cost_usd": [2.0],
                             "savings_usd": [1.0]}),
         apps=pd.DataFrame({"day": pd.to_datetime(["2026-11-01"]), "app": [hostile], "token_hit_rate": [0.5]}),
-        causes=pd.DataFrame({"cause": ["hit_rate_drop"], "lost_savings_usd": [1.0], "alerts": [1]}),
+        causes=pd.DataFrame({"cause": ["hit_rate_drop"], "lost_savings_usd": [1.0], "incidents": [1]}),
         alerts=pd.DataFrame({"message": [hostile]}), families=pd.DataFrame())
     page = report.render_html(data)
     assert page.count("<script") == 2 and page.count("</script>") == 2  # the bundle and the embed call only
@@ -84,7 +84,8 @@ TIED_ROWS = {
         for rule in ("rotating_preamble", "hit_rate_drop")],
     "marts.cache_incidents": [
         {"incident_key": f"{status}-{rule}-{app}", "rule": rule, "severity": "warning", "app": app,
-         "opened_day": opened, "last_day": DAY2, "status": status, "lost_savings_usd": 1, "message": f"{rule} {app}"}
+         "opened_day": opened, "last_day": DAY2, "status": status, "lost_savings_usd": 3 if rule == "negative_cache_roi" else 1,
+         "message": f"{rule} {app}"}
         for status, rule, app, opened in (("open", "negative_cache_roi", "alpha", DAY1),
                                           ("resolved", "hit_rate_drop", "alpha", DAY2),
                                           ("open", "hit_rate_drop", "zeta", DAY1),
@@ -138,8 +139,8 @@ def test_tied_rows_come_out_in_the_tie_break_order(physical_order):
     day1, day2 = str(pd.Timestamp(DAY1)), str(pd.Timestamp(DAY2))
     assert rows(data.apps, "day", "app", "token_hit_rate") == [
         (day1, "alpha", 0.1), (day1, "mid", 0.5), (day2, "alpha", 0.1), (day2, "mid", 0.5)]
-    assert rows(data.causes, "cause", "lost_savings_usd", "alerts") == [
-        ("hit_rate_drop", 2.5, 1), ("rotating_preamble", 2.5, 1)]
+    assert rows(data.causes, "cause", "lost_savings_usd", "incidents") == [  # the incidents' losses, as their table
+        ("hit_rate_drop", 3.0, 3), ("negative_cache_roi", 3.0, 1)]
     assert rows(data.alerts, "status", "since", "message") == [
         ("open", "2026-11-01", "hit_rate_drop alpha"), ("open", "2026-11-01", "hit_rate_drop zeta"),
         ("open", "2026-11-01", "negative_cache_roi alpha"), ("resolved", "2026-11-02", "hit_rate_drop alpha")]
@@ -279,12 +280,14 @@ def test_each_lost_savings_figure_says_what_it_measures(fresh_cache):
         daily=pd.DataFrame({"day": pd.to_datetime(["2026-11-01"]), "cost_usd": [1.0], "no_cache_cost_usd": [2.0],
                             "savings_usd": [1.0]}),
         apps=pd.DataFrame({"day": pd.to_datetime(["2026-11-01"]), "app": ["a"], "token_hit_rate": [0.5]}),
-        causes=pd.DataFrame({"cause": ["hit_rate_drop"], "lost_savings_usd": [5.31], "alerts": [2]}),
+        causes=pd.DataFrame({"cause": ["hit_rate_drop"], "lost_savings_usd": [4.19], "incidents": [1]}),
         alerts=pd.DataFrame({"status": ["open"], "lost_savings_usd": [4.19]}),
-        families=pd.DataFrame({"prefix_family": ["key:1"], "lost_savings_usd": [5.57]}))
+        families=pd.DataFrame({"prefix_family": ["key:1"], "below_own_trend_usd": [5.57]}))
     page = report.render_html(data)
     incidents, families = page.index("<h2>Incidents"), page.index("<h2>Costliest prefix families")
     assert page.index("baseline frozen on the day it opened", incidents) < families  # under the incidents' heading
     assert page.index("the family&#x27;s own trailing hit rate", families) > families
     chart = report.charts(data)[2].to_dict()["title"]
-    assert chart["text"] == "Lost savings by cause" and "trailing baseline" in " ".join(chart["subtitle"])
+    # the chart sums the incidents, so it gives the incidents table's figure (it summed the daily alerts: $5.31)
+    assert chart["text"] == "Lost savings by cause" and "The incidents' lost savings (the table below)" in " ".join(
+        chart["subtitle"])
