@@ -199,6 +199,8 @@ def attach(conn: duckdb.DuckDBPyConnection, target: str, data_path: str | None =
     if not attached:
         if path and path.lower().startswith("s3://"):
             _check_reachable(path)
+        elif path and "://" not in path and not (read_only or as_of):
+            _check_local_data_path(target, path)
         # no data inlining (DuckLake 1.0 inlines inserts of up to 10 rows into the catalog by default):
         # measured here, an inlined DOUBLE reads back one ulp off (134/145 stored 0.9241379310344828, in
         # Parquet 0.9241379310344827), so a small day's hit rates would differ from the DuckDB file's
@@ -268,6 +270,25 @@ def _check_reachable(data_path: str) -> None:
         objectstore.reachable(data_path)
     except objectstore.ObjectStoreError as exc:
         raise LakeError(f"the DuckLake data path {data_path} cannot be reached: {exc.reason}") from None
+
+
+def _check_local_data_path(target: str, data_path: str) -> None:
+    """Raise ``LakeError`` when a local data path cannot hold the lake's files: a file in its place, or a folder the
+    run cannot make. A new local catalog is then not created: DuckLake records the data path in the catalog it creates,
+    and a first run given a file (a mistaken ``--data-path``) left a catalog bound to it, which every later run
+    refused (a break test)."""
+    where = Path(data_path)
+    blocker = next((p for p in (where, *where.parents) if p.exists() or p.is_symlink()), None)
+    if blocker is not None and not blocker.is_dir():
+        raise LakeError(f"--data-path {data_path}: {blocker} is {'a broken link' if blocker.is_symlink() and not blocker.exists() else 'a file'}"
+                        ", not a folder: give the folder (or s3://bucket/prefix) the lake's Parquet files go to")
+    file = catalog_file(target)
+    if file is not None and not file.exists() and not where.is_dir():  # a new catalog: its folder must be makeable
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LakeError(f"--data-path {data_path}: the folder cannot be made ({exc.strerror or exc}): give a folder "
+                            "the run may write (the lake's Parquet files go there)") from None
 
 
 def _literal(text: str) -> str:

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 from datetime import date
+from pathlib import Path
 
 from pipelines.lib import lake, warehouse
 from tests.conftest import REPO, TABLES, run_pipeline, snapshot, write_jsonl
@@ -154,6 +155,29 @@ def test_a_data_path_the_catalog_does_not_record_says_which_it_records(tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert (f"its catalog records its data files at {recorded}, not at {tmp_path / 'elsewhere'}: give --data-path "
             f"{recorded}") in " ".join(done.stderr.split())
+
+
+def test_a_first_run_given_a_file_as_data_path_creates_no_catalog_bound_to_it(tmp_path):
+    # a break test: `--data-path <a file>` on a first run failed on DuckDB's "Failed to create directory ... Not a
+    # directory" after creating the catalog, bound to the file: every later run was refused until it was deleted
+    import shutil
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(REPO / "fixtures" / "formats" / "anthropic_messages" / "messages.jsonl", logs / "m.jsonl")
+    (tmp_path / "afile").write_text("x")
+    catalog = tmp_path / "c.ducklake"
+    for given, said in ((tmp_path / "afile", f"{tmp_path / 'afile'} is a file, not a folder"),
+                        (tmp_path / "afile" / "sub", f"{tmp_path / 'afile'} is a file, not a folder"),
+                        (Path("/proc/no/such"), "the folder cannot be made")):
+        done = cachemeter("run", "--logs", str(logs), "--db", f"ducklake:{catalog}", "--data-path", str(given),
+                          cwd=tmp_path)
+        assert done.returncode == 1 and f"error: --data-path {given}: {said}" in " ".join(done.stderr.split())
+        assert not catalog.exists() and "Traceback" not in done.stderr
+    done = cachemeter("run", "--logs", str(logs), "--db", f"ducklake:{catalog}", "--data-path",
+                      str(tmp_path / "files"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert list((tmp_path / "files").rglob("*.parquet"))
 
 
 def test_a_lake_moved_away_from_its_files_says_where_its_catalog_records_them(tmp_path):
