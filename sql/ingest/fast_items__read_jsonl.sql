@@ -186,11 +186,11 @@ resolved as (
             v.s_env_model, v.t_model, $model) as model_reported,
         -- the envelope's time (ISO-8601 text or whole epoch seconds), else the body's, else source.yaml's
         case
-            when v.env_ts is not null then coalesce(try_cast(v.s_env_ts as timestamptz),
+            when v.env_ts is not null then coalesce(utc_instant(v.s_env_ts),
                                                     try(to_timestamp(plain_count(v.env_ts)::double)))
             when v.v_epoch is not null then try(to_timestamp(plain_count(v.v_epoch)::double))
-            when v.v_iso is not null then try_cast(v.t_iso as timestamptz)
-            when $default_ts is not null then try_cast($default_ts as timestamptz)
+            when v.v_iso is not null then utc_instant(v.t_iso)
+            when $default_ts is not null then utc_instant($default_ts)
         end as ts,
         -- the conversions the general normaliser makes of other time values are left to it
         (v.env_ts is null or v.s_env_ts is not null or plain_count(v.env_ts) is not null)

@@ -63,14 +63,14 @@ timed as (
         c.*,
         case
             when json_type(c.env_ts) in ('UBIGINT', 'BIGINT', 'DOUBLE') then try(to_timestamp(c.env_ts::varchar::double))
-            when json_type(c.env_ts) = 'VARCHAR' then try_cast(c.env_ts ->> '$' as timestamptz)
+            when json_type(c.env_ts) = 'VARCHAR' then utc_instant(c.env_ts ->> '$')
             when c.env_ts is not null then null
-            when c.convention = 'trace' then try_cast($trace_start as timestamptz) + to_milliseconds(token_value(c.v_trace_ms))
+            when c.convention = 'trace' then utc_instant($trace_start) + to_milliseconds(token_value(c.v_trace_ms))
             when c.span is not null and (c.span ->> '$.startTimeUnixNano') is not null
                 then try(to_timestamp(0) + to_microseconds(try_cast(try_cast(c.span ->> '$.startTimeUnixNano' as hugeint) // 1000 as bigint)))
             when json_type(c.v_epoch) in ('UBIGINT', 'BIGINT', 'DOUBLE') then try(to_timestamp(c.v_epoch::varchar::double))
-            when c.body_iso is not null then try_cast(c.body_iso as timestamptz)
-            when $default_ts is not null then try_cast($default_ts as timestamptz)
+            when c.body_iso is not null then utc_instant(c.body_iso)
+            when $default_ts is not null then utc_instant($default_ts)
         end as ts,
         case
             when c.env_ts is not null then 'envelope ts ' || left(c.env_ts::varchar, 40)

@@ -52,11 +52,11 @@ latency_fields as (
     select
         c.*,
         case when c.span is not null then try_cast(try_cast(c.span ->> '$.startTimeUnixNano' as hugeint) // 1000 as bigint)
-             else try(epoch_us(try_cast(c.v_start_at ->> '$' as timestamptz))) end as start_us,
+             else try(epoch_us(utc_instant(c.v_start_at ->> '$'))) end as start_us,
         case when c.span is not null then try_cast(try_cast(c.span ->> '$.endTimeUnixNano' as hugeint) // 1000 as bigint)
-             else try(epoch_us(try_cast(c.v_end_at ->> '$' as timestamptz))) end as end_us,
+             else try(epoch_us(utc_instant(c.v_end_at ->> '$'))) end as end_us,
         case when c.span is not null then json_present(c.span -> '$.endTimeUnixNano') else c.v_end_at end as end_raw,
-        try(epoch_us(try_cast(c.v_first_token_at ->> '$' as timestamptz))) as first_token_us,
+        try(epoch_us(utc_instant(c.v_first_token_at ->> '$'))) as first_token_us,
         coalesce(try_cast(c.v_latency_ms ->> '$' as decimal(18, 3)),
                  try(try_cast(try_cast(c.v_latency_s ->> '$' as decimal(18, 6)) * 1000 as decimal(18, 3)))) as latency_logged_ms,
         coalesce(try_cast(c.v_ttft_ms ->> '$' as decimal(18, 3)),

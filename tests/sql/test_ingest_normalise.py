@@ -467,3 +467,34 @@ def test_zero_bytes_after_a_gzip_stream_are_padding_for_either_reader(tmp_path, 
     result = ingest.stage_logs(conn, tmp_path / "logs", fast_lane=fast_lane)[0]
     assert (result.rows_in, result.rows_accepted, result.rows_quarantined) == (60, 60, 0)
     assert rows(conn, "select count(distinct request_id) from core.usage") == [(60,)]
+
+
+def test_a_time_without_a_zone_is_utc_whatever_zone_the_line_before_named(tmp_path):
+    # a break test: DuckDB 1.5.5's cast to TIMESTAMPTZ carries a named zone over to the texts after it in the same
+    # vector ('2026-11-20 09:00:00' after a line in Asia/Tokyo came out 00:00 UTC, a date alone on the UTC day before);
+    # and it took any two-digit offset ('+99:99' moved a request by four days): offsets in use run -12:00 .. +14:00
+    # (the IANA time zone database)
+    times = [("naive-1", "2026-11-20 09:00:00", "2026-11-20 09:00:00+00"),
+             ("tokyo", "2026-11-20T09:00:00 Asia/Tokyo", "2026-11-20 00:00:00+00"),
+             ("naive-2", "2026-11-20 09:00:00", "2026-11-20 09:00:00+00"),
+             ("date", "2026-11-20", "2026-11-20 00:00:00+00"),
+             ("new-york", "2026-11-20T09:00:00.5 America/New_York", "2026-11-20 14:00:00.5+00"),
+             ("naive-3", "2026-11-20T09:30:00", "2026-11-20 09:30:00+00"),
+             ("nepal", "2026-11-20T09:00:00+05:45", "2026-11-20 03:15:00+00"),
+             ("kiritimati", "2026-11-20T09:00:00+14:00", "2026-11-19 19:00:00+00"),
+             ("zulu", "2026-11-20T09:00:00Z", "2026-11-20 09:00:00+00")]
+    impossible = ["2026-11-20T09:00:00+99:99", "2026-11-20T09:00:00-99:00", "2026-11-20T09:00:00+24:00",
+                  "2026-11-20T09:00:00+05:75"]
+    records = [{**GOOD, "request_id": rid, "ts": ts} for rid, ts, _ in times]
+    records += [{**GOOD, "request_id": f"bad-{n}", "ts": ts} for n, ts in enumerate(impossible)]
+    write_jsonl(tmp_path / "logs" / "lines.jsonl", records)  # the fast lane
+    (tmp_path / "logs" / "array.json").write_text(json.dumps(  # the general normaliser
+        [{**r, "request_id": "array-" + r["request_id"]} for r in records]))
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert [(r.rows_in, r.rows_accepted) for r in results] == [(13, 9), (13, 9)]
+    stored = dict(rows(conn, "select request_id, strftime(ts, '%Y-%m-%d %H:%M:%S') || "
+                             "case when microsecond(ts) > 0 then '.5' else '' end || '+00' from core.usage"))
+    for rid, _, utc in times:
+        assert stored[rid] == stored["array-" + rid] == utc, rid
+    reasons = [r for (r,) in rows(conn, "select reason from core.quarantine order by source_file, source_line")]
+    assert len(reasons) == 8 and all("unparseable timestamp" in r for r in reasons), reasons
