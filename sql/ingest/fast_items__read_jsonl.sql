@@ -243,7 +243,7 @@ select
         and not coalesce(c.n_reasoning > c.n_output_all and not c.reasoning_may_exceed_output, false),
         false) as accepted,
     -- null: the line number's id (the file_items view builds it)
-    coalesce(c.s_env_request_id, c.s_env_id, c.t_id) as request_id,
+    coalesce(nonblank(c.s_env_request_id), nonblank(c.s_env_id), nonblank(c.t_id)) as request_id,
     c.ts, c.provider, c.model_reported as model, coalesce(c.s_env_tenant, $tenant, 'default') as tenant,
     coalesce(c.s_env_app, $app, 'default') as app, c.t_tier as service_tier,
     -- the logged request's explicit prefix key (OpenAI prompt_cache_key), else a gateway's prefix hash, else the series

@@ -134,7 +134,7 @@ outcomes as materialized (
         c.b,  -- null but where the id is a hash of the body (stage 2, id_from_content)
         c.is_envelope,
         coalesce(
-            c.env_request_id, c.body_id,
+            nonblank(c.env_request_id), nonblank(c.body_id),
             case when c.span is not null then 'span-' || coalesce(c.span ->> '$.traceId', '') || '-' || coalesce(c.span ->> '$.spanId', '') end,
             case when c.id_from_content then 'bucket-' || md5(c.source_format || ':' || c.b::varchar)[1:20] end,
             c.batch_request_id

@@ -89,7 +89,7 @@ envelope as (
         case when u.is_envelope then u.env.model ->> '$' end as env_model,
         case when u.is_envelope then u.env.tenant ->> '$' end as env_tenant,
         case when u.is_envelope then u.env.app ->> '$' end as env_app,
-        case when u.is_envelope then coalesce(u.env.request_id ->> '$', u.env.id ->> '$') end as env_request_id,
+        case when u.is_envelope then coalesce(nonblank(u.env.request_id ->> '$'), nonblank(u.env.id ->> '$')) end as env_request_id,
         -- a batch's custom_id is unique only within its batch: the fallback id is scoped to the file
         case when u.batch_format is not null then 'batch:' || $source_file || ':' || (u.env.custom_id ->> '$') end as batch_request_id,
         case when u.is_envelope then u.env.reported_cost_usd end as env_cost,

@@ -498,3 +498,21 @@ def test_a_time_without_a_zone_is_utc_whatever_zone_the_line_before_named(tmp_pa
         assert stored[rid] == stored["array-" + rid] == utc, rid
     reasons = [r for (r,) in rows(conn, "select reason from core.quarantine order by source_file, source_line")]
     assert len(reasons) == 8 and all("unparseable timestamp" in r for r in reasons), reasons
+
+
+def test_a_blank_request_id_is_no_id_and_the_next_one_is_used(tmp_path):
+    # a break test: "" was taken as an id, so every later record with a blank id (in any file, any format) was
+    # quarantined as its duplicate and left the totals
+    anthropic = {"ts": TS, "response": {"type": "message", "model": "claude-sonnet-4-5-20250929",
+                                        "usage": {"input_tokens": 100, "output_tokens": 5}}}
+    lines = [{**anthropic, "request_id": blank, "response": {**anthropic["response"], "id": f"msg_{n}"}}
+             for n, blank in enumerate(["", "  ", "\t", ""], start=1)]
+    write_jsonl(tmp_path / "logs" / "a.jsonl", lines)  # the fast lane
+    (tmp_path / "logs" / "b.json").write_text(json.dumps(  # the general normaliser
+        [{**line, "response": {**line["response"], "id": line["response"]["id"] + "b"}} for line in lines]))
+    write_jsonl(tmp_path / "logs" / "c.jsonl", [{**GOOD, "response": {**GOOD["response"], "id": ""}}] * 2)  # no id at all
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert [(r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results] == [(4, 4, 0), (4, 4, 0), (2, 2, 0)]
+    ids = [r for (r,) in rows(conn, "select request_id from core.usage order by source_file, source_line")]
+    assert ids[:8] == ["msg_1", "msg_2", "msg_3", "msg_4", "msg_1b", "msg_2b", "msg_3b", "msg_4b"]
+    assert all(i.startswith("line-") for i in ids[8:]) and ids[8] != ids[9]  # minted from the file and line
