@@ -155,8 +155,8 @@ outcomes as materialized (
             else 1 end as request_count,
         -- OpenRouter BYOK: usage.cost is OpenRouter's fee; the provider bills the upstream cost to the user's own key
         -- xAI: usage.cost_in_usd_ticks is the billed USD in ticks of 10^-10 USD (exact: an integer times a decimal)
-        coalesce(try_cast(c.env_cost ->> '$' as decimal(38, 15)), try_cast(c.v_cost ->> '$' as decimal(38, 15))
-            + case when c.is_byok then coalesce(try_cast(c.v_cost_upstream ->> '$' as decimal(38, 15)), 0) else 0 end,
+        coalesce(usd_of(c.env_cost), usd_of(c.v_cost)
+            + case when c.is_byok then coalesce(usd_of(c.v_cost_upstream), 0) else 0 end,
             try_cast(try_cast(c.v_cost_ticks ->> '$' as decimal(38, 0)) * 0.0000000001 as decimal(38, 15))) as reported_cost_usd,
         -- long-context tiers are chosen per request: a bucket's summed prompt says nothing about its requests,
         -- so it is priced at the tier of its reported context window (Anthropic: "200k-1M" -> above 200,000)

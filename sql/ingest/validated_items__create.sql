@@ -135,15 +135,15 @@ select
         token_error(x.v_request_count, 'request count'),
         -- </generated>
         write_by_ttl_error(x.v_write_by_ttl),
-        case when x.v_cost is not null and try_cast(x.v_cost ->> '$' as decimal(38, 15)) is null
-            then 'reported cost is not a number of USD below 10^23 (' || left(x.v_cost::varchar, 40) || ')' end,
+        case when x.v_cost is not null and usd_of(x.v_cost) is null
+            then 'reported cost is not a number of USD of at most 10^9 (' || left(x.v_cost::varchar, 40) || ')' end,
         case when try_cast(x.v_cost ->> '$' as decimal(38, 15)) < 0 or try_cast(x.env_cost ->> '$' as decimal(38, 15)) < 0
             then 'reported cost is negative' end,
         case when x.v_cost_ticks is not null and (json_type(x.v_cost_ticks) not in ('UBIGINT', 'BIGINT')
-                                                  or try_cast(x.v_cost_ticks ->> '$' as hugeint) not between 0 and 10000000000000000000000000000)
-            then 'cost_in_usd_ticks is not a non-negative integer of 10^-10 USD below 10^18 USD (' || left(x.v_cost_ticks::varchar, 40) || ')' end,
-        case when x.env_cost is not null and try_cast(x.env_cost ->> '$' as decimal(38, 15)) is null
-            then 'reported_cost_usd is not a number of USD (' || left(x.env_cost::varchar, 40) || ')' end,
+                                                  or try_cast(x.v_cost_ticks ->> '$' as hugeint) not between 0 and 10000000000000000000)
+            then 'cost_in_usd_ticks is not a non-negative integer of 10^-10 USD of at most 10^9 USD (' || left(x.v_cost_ticks::varchar, 40) || ')' end,
+        case when x.env_cost is not null and usd_of(x.env_cost) is null
+            then 'reported_cost_usd is not a number of USD of at most 10^9 (' || left(x.env_cost::varchar, 40) || ')' end,
         case when x.convention = 'trace' and json_type(x.v_trace_ms) not in ('UBIGINT', 'BIGINT')
             then 'trace timestamp is not an integer number of milliseconds' end,
         case when x.convention = 'trace' and x.v_trace_ms::varchar::hugeint not between 0 and 3153600000000

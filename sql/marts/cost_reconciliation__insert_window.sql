@@ -78,14 +78,24 @@ final as (
         prompt_ratio as prompt_rate_ratio,
         output_ratio as output_rate_ratio,
         ratio_basis,
-        case when ratio_basis is not null then concat_ws(',',
-            provider, base.price_model, day::varchar,
-            coalesce(plain_decimal(round(base.i * prompt_ratio, 6)::decimal(18, 6)), ''),
-            coalesce(plain_decimal(round(base.r * prompt_ratio, 6)::decimal(18, 6)), ''),
-            coalesce(plain_decimal(round(base.w5 * prompt_ratio, 6)::decimal(18, 6)), ''),
-            coalesce(plain_decimal(round(base.w1 * prompt_ratio, 6)::decimal(18, 6)), ''),
-            coalesce(plain_decimal(round(base.o * output_ratio, 6)::decimal(18, 6)), ''))
+        -- no line when a rate it implies is past DECIMAL(18, 6) (over $10^12 per million tokens: a bill of $10M for two
+        -- tokens failed the day's build on a cast error, every run, a break test)
+        case when ratio_basis is not null and (base.i is null or implied.i is not null) and (base.r is null or implied.r is not null)
+                  and (base.w5 is null or implied.w5 is not null) and (base.w1 is null or implied.w1 is not null)
+                  and (base.o is null or implied.o is not null)
+             then concat_ws(',', provider, base.price_model, day::varchar,
+                            coalesce(plain_decimal(implied.i), ''), coalesce(plain_decimal(implied.r), ''),
+                            coalesce(plain_decimal(implied.w5), ''), coalesce(plain_decimal(implied.w1), ''),
+                            coalesce(plain_decimal(implied.o), ''))
         end as implied_prices_line
-    from ratios
+    from (
+        select r.*, struct_pack(
+            i := try_cast(round(base.i * prompt_ratio, 6) as decimal(18, 6)),
+            r := try_cast(round(base.r * prompt_ratio, 6) as decimal(18, 6)),
+            w5 := try_cast(round(base.w5 * prompt_ratio, 6) as decimal(18, 6)),
+            w1 := try_cast(round(base.w1 * prompt_ratio, 6) as decimal(18, 6)),
+            o := try_cast(round(base.o * output_ratio, 6) as decimal(18, 6))) as implied
+        from ratios r
+    )
 )
 select * from final;
