@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.ingest import body_chunks, cache_models, containers, fingerprints, formats, generations, objectstore
-from pipelines.lib import faults, prices, progress
+from pipelines.lib import faults, prices, progress, warehouse
 from pipelines.ingest.discover import LogFile, duckdb_literal_path, stored_mtime_ns
 from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, NEWLINE, Unreadable, malformed_json_excerpt,
                                       read_head, read_line_ranges, read_records, read_tail)
@@ -595,7 +595,32 @@ def _normalise(conn: duckdb.DuckDBPyConnection, chunks: list[pa.Table], params: 
     lines are read by each stage from the registered ``lines_in``, never copied into the stages' tables)."""
     if not chunks:
         return
-    chunk = pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
+    _normalise_within_memory(conn, pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0], params)
+
+
+def _normalise_within_memory(conn: duckdb.DuckDBPyConnection, chunk: pa.Table, params: dict) -> None:
+    """``_normalise_chunk``; a chunk whose statements pass DuckDB's memory limit is normalised in halves, and a record
+    that passes it alone is quarantined naming its size and the limit: one 50 MB line failed the whole run, every
+    other file of it unstaged (a break test). Each try starts over: the stages write temporary tables only, and
+    file_rows only in the last statement."""
+    try:
+        _normalise_chunk(conn, chunk, params)
+    except duckdb.OutOfMemoryException:
+        if chunk.num_rows > 1:
+            half = chunk.num_rows // 2
+            _normalise_within_memory(conn, chunk.slice(0, half), params)
+            _normalise_within_memory(conn, chunk.slice(half), params)
+            return
+        size = pc.binary_length(chunk["line"])[0].as_py() / 2**20
+        reason = (f"record of {size:,.1f} MB: normalising it needs more memory than DuckDB's memory limit allows "
+                  f"(CACHEMETER_MEMORY_LIMIT={warehouse.configured_memory_limit()}: touch the file and run again with a larger one)")
+        _register_and_run(conn, "too_large_in", pa.table({
+            "source_line": chunk["source_line"].cast(pa.int64()), "source_item": chunk["source_item"].cast(pa.int32()),
+            "reason": [reason], "raw_excerpt": [_excerpt_of_error(reason)]}), "ingest/file_rows__add_too_large")
+
+
+def _normalise_chunk(conn: duckdb.DuckDBPyConnection, chunk: pa.Table, params: dict) -> None:
+    """The general normaliser's statements over one chunk, into file_rows."""
     # item numbers the chunk's rows: the stages carry it instead of the line text (shaped_items__create.sql)
     conn.register("lines_in", chunk.append_column("item", pa.array(np.arange(chunk.num_rows), pa.int64())))
     try:

@@ -516,3 +516,24 @@ def test_a_blank_request_id_is_no_id_and_the_next_one_is_used(tmp_path):
     ids = [r for (r,) in rows(conn, "select request_id from core.usage order by source_file, source_line")]
     assert ids[:8] == ["msg_1", "msg_2", "msg_3", "msg_4", "msg_1b", "msg_2b", "msg_3b", "msg_4b"]
     assert all(i.startswith("line-") for i in ids[8:]) and ids[8] != ids[9]  # minted from the file and line
+
+
+def test_a_record_too_large_for_the_memory_limit_is_quarantined_and_the_rest_staged(tmp_path, monkeypatch):
+    # a break test: one 50 MB line failed the whole run on DuckDB's out-of-memory error (at the default 1 GB), and
+    # no file of the run was staged; here a 40 MB line at a 128 MB limit (past the fast lane's object size)
+    monkeypatch.setenv("CACHEMETER_MEMORY_LIMIT", "128MB")
+    anthropic = lambda rid, text: {"ts": TS, "request_id": rid, "response": {  # noqa: E731
+        "id": rid, "type": "message", "model": "claude-sonnet-4-5-20250929", "content": [{"type": "text", "text": text}],
+        "usage": {"input_tokens": 10, "output_tokens": 1}}}
+    write_jsonl(tmp_path / "logs" / "a.jsonl", [anthropic("a1", "short"), anthropic("big", "x" * 40 * 2**20),
+                                                anthropic("a3", "short")])
+    write_jsonl(tmp_path / "logs" / "b.jsonl", [anthropic("b1", "short")])
+    conn = warehouse.connect(tmp_path / "w.duckdb", memory_limit="128MB")
+    results = ingest.stage_logs(conn, tmp_path / "logs")
+    assert [(r.source_file, r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results] == [
+        ("a.jsonl", 3, 2, 1), ("b.jsonl", 1, 1, 0)]
+    assert rows(conn, "select request_id from core.usage order by request_id") == [("a1",), ("a3",), ("b1",)]
+    (line, reason, excerpt), = rows(conn, "select source_line, reason, raw_excerpt from core.quarantine")
+    assert line == 2 and reason == ("record of 40.0 MB: normalising it needs more memory than DuckDB's memory limit "
+                                    "allows (CACHEMETER_MEMORY_LIMIT=128MB: touch the file and run again with a larger one)")
+    assert "xxxx" not in excerpt  # the excerpt names the reason, never the record's text
