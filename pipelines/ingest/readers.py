@@ -319,11 +319,17 @@ def _read_json_array(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.
     except UnicodeDecodeError as exc:
         unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
         return
-    except RecursionError:
-        unreadable.append(Unreadable(0, "malformed JSON file: nesting too deep", _excerpt_of_bytes(raw, "nesting too deep")))
+    except RecursionError:  # a record nested too deep for Python's parser: the records are read one by one
+        yield from _salvage_json_values(raw, unreadable)
         return
-    records = data if isinstance(data, list) else [data]
-    yield _to_table(list(range(1, len(records) + 1)), [json.dumps(r) for r in records])
+    if not isinstance(data, list):
+        yield _to_table([1], [raw.decode(json.detect_encoding(raw))])
+        return
+    # each record as its own text, not as ``json.dumps`` of what Python parsed: of a key given twice Python keeps the
+    # last value where DuckDB (every other file) keeps the first, so a .json and a .jsonl file of the same record
+    # counted different tokens (a break test); the records' texts are those of the sound array json.loads just read
+    del data
+    yield from _salvage_json_values(raw, unreadable)
 
 
 def _looks_like_json_lines(raw: bytes) -> bool:
@@ -350,7 +356,7 @@ def _salvage_json_values(raw: bytes, unreadable: list[Unreadable]) -> Iterator[p
     file that is not UTF-8 stays one unreadable record, as before.
     """
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode(json.detect_encoding(raw))  # UTF-8, or the UTF-16/32 json.loads reads too
     except UnicodeDecodeError as exc:
         unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
         return
@@ -364,14 +370,12 @@ def _salvage_json_values(raw: bytes, unreadable: list[Unreadable]) -> Iterator[p
             continue
         record = len(texts) + 1
         try:
-            item, end = decoder.raw_decode(text, pos)
+            end = _value_end(text, pos, decoder)
         except json.JSONDecodeError as exc:
             damage = (f"the text is cut short in record {record}" if exc.pos >= len(text) or exc.msg.startswith("Unterminated string")
                       else f"record {record} is malformed: {exc.msg} (char {exc.pos})")
-        except RecursionError:
-            damage = f"record {record} is nested too deep"
         else:
-            texts.append(json.dumps(item))
+            texts.append(text[pos:end])
             pos = _skip_space(text, end)
     if damage is not None:
         tail = text[pos:].encode("utf-8")
@@ -391,15 +395,13 @@ def _array_items(text: str, pos: int, decoder: json.JSONDecoder, texts: list[str
     while True:
         record = len(texts) + 1
         try:
-            item, end = decoder.raw_decode(text, pos)
+            end = _value_end(text, pos, decoder)
         except json.JSONDecodeError as exc:
             # an unterminated string runs to the end of the text (JSON strings hold no raw newline)
             if exc.pos >= len(text) or exc.msg.startswith("Unterminated string"):
                 return pos, f"the array is cut short in record {record}"
             return pos, f"record {record} is malformed: {exc.msg} (char {exc.pos})"
-        except RecursionError:
-            return pos, f"record {record} is nested too deep"
-        texts.append(json.dumps(item))
+        texts.append(text[pos:end])
         pos = _skip_space(text, end)
         if pos >= len(text):
             return pos, f"the array is cut short after record {record}"
@@ -412,6 +414,41 @@ def _array_items(text: str, pos: int, decoder: json.JSONDecoder, texts: list[str
             return pos, f"the array is cut short after record {record} and its comma"
         if text[pos] == "]":
             return pos, f"trailing comma after record {record}"
+
+
+def _value_end(text: str, pos: int, decoder: json.JSONDecoder) -> int:
+    """Where the JSON value starting at ``pos`` ends, by the standard library's C scanner; raises its
+    ``JSONDecodeError``. A value nested deeper than Python's recursion limit is delimited by ``_container_end``
+    instead: DuckDB reads it as it reads such a line of a JSONL file (one record nested 10,000 deep made a whole
+    array file one unreadable record, its sound records lost, a break test)."""
+    try:
+        return decoder.raw_decode(text, pos)[1]
+    except RecursionError:
+        return _container_end(text, pos)
+
+
+def _container_end(text: str, pos: int) -> int:
+    """The end of the array or object opening at ``pos`` (brackets counted outside strings; an escape skips the
+    character after it); raises ``JSONDecodeError`` at the end of the text when it is not closed. Only for values
+    the C scanner cannot nest into, so its pace (a Python loop over their characters) is the rare case's."""
+    depth, i, in_string = 0, pos, False
+    while i < len(text):
+        char = text[i]
+        if in_string:
+            if char == "\\":
+                i += 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise json.JSONDecodeError("Unterminated string" if in_string else "Expecting ',' delimiter", text, len(text))
 
 
 def _skip_space(text: str, pos: int) -> int:

@@ -348,7 +348,8 @@ GOOD_LINE = json.dumps({**GOOD, "request_id": "good"})
 
 
 @pytest.mark.parametrize("name, content, source_yaml, expected_accepted, reason", [
-    ("deep.json", "[" * 100_000 + "]" * 100_000, None, 0, "nesting too deep"),
+    # too deep for Python's parser: the array's one record is read by DuckDB, as a JSONL line would be
+    ("deep.json", "[" * 100_000 + "]" * 100_000, None, 0, "record is JSON array, not an object"),
     ("t.jsonl", json.dumps({"timestamp": 1, "input_length": 1024, "output_length": 5, "hash_ids": ["x", "y"]}),
      TRACE_DEFAULTS, 0, "hash_ids must be integers"),
     ("t.jsonl", json.dumps({"timestamp": 9 * 10**18, "input_length": 1024, "output_length": 5, "hash_ids": [1, 2]}),
@@ -537,3 +538,21 @@ def test_a_record_too_large_for_the_memory_limit_is_quarantined_and_the_rest_sta
     assert line == 2 and reason == ("record of 40.0 MB: normalising it needs more memory than DuckDB's memory limit "
                                     "allows (CACHEMETER_MEMORY_LIMIT=128MB: touch the file and run again with a larger one)")
     assert "xxxx" not in excerpt  # the excerpt names the reason, never the record's text
+
+
+def test_a_json_array_file_reads_each_record_as_a_jsonl_file_does(tmp_path):
+    # break tests: of a key given twice a .json array kept the last value (Python's parser, then json.dumps) and a
+    # .jsonl line the first (DuckDB's), so the same record counted 100 or 999,999 input tokens by its file's name;
+    # one record nested 10,000 deep made the whole array one unreadable record ("nesting too deep"), its sound
+    # records lost and rows in counted 1
+    twice = ('{"ts": "2026-11-20T10:00:00Z", "provider": "openai", "model": "gpt-4.1", "request_id": "%s", "response": '
+             '{"usage": {"prompt_tokens": 100, "prompt_tokens": 999999, "completion_tokens": 10}}}')
+    deep = json.dumps({**GOOD, "request_id": "deep", "metadata": "DEEP"}).replace('"DEEP"', "[" * 10_000 + "]" * 10_000)
+    logs = tmp_path / "logs"
+    write_jsonl(logs / "a.jsonl", [twice % "line"])
+    (logs / "b.json").write_text("[" + twice % "array" + ",\n  " + deep + ",\n" + json.dumps({**GOOD, "request_id": "good"})
+                                 + "]")
+    conn, results = stage(tmp_path, logs)
+    assert [(r.source_file, r.rows_in, r.rows_accepted) for r in results] == [("a.jsonl", 1, 1), ("b.json", 3, 3)]
+    assert rows(conn, "select request_id, prompt_tokens from core.usage order by request_id") == [
+        ("array", 100), ("deep", 2000), ("good", 2000), ("line", 100)]
