@@ -31,7 +31,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pipelines.lib import safe_yaml
+from pipelines.lib import progress, safe_yaml
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".sse", ".csv", ".parquet")
 SOURCE_KEYS = {"provider", "model", "tenant", "app", "trace_start", "block_size_tokens", "cache",
@@ -218,13 +218,19 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
             try:
                 status = os.stat(full)
                 linked = os.path.islink(full)
-            except FileNotFoundError:
-                continue  # a dangling symlink, or a file removed while we looked
+            except FileNotFoundError:  # a dangling symlink, or a file removed while we looked
+                if os.path.islink(full):  # skipped without a word, it looked like a log folder that lost rows (a break test)
+                    progress.warn(f"{relative(Path(full))}: a symlink to {safe_name(os.readlink(full))}, which does not "
+                                  "exist: skipped")
+                continue
             except OSError as exc:
                 problems.append(LogFile(path=Path(full), relative=relative(Path(full)),
                                         error=f"cannot read file: {exc.strerror or exc}"))
                 continue
             if not stat.S_ISREG(status.st_mode):
+                if not stat.S_ISDIR(status.st_mode):  # a FIFO, socket or device under a log's name: never read (a
+                    # FIFO would block the run), but said (a break test)
+                    progress.warn(f"{relative(Path(full))}: not a regular file ({_kind(status.st_mode)}): skipped")
                 continue
             path = folder_path / name
             inside = folder_inside and (not linked or path.resolve().is_relative_to(root_resolved))
@@ -243,6 +249,11 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
             if key not in by_identity or _preferred(found, by_identity[key]):
                 by_identity[key] = found
     return sorted(_distinct_names([*by_identity.values(), *problems]), key=lambda log: log.relative)
+
+
+def _kind(mode: int) -> str:
+    """What a file that is no regular file or folder is: ``a FIFO``, ``a socket``, ``a device``."""
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
 
 
 def _distinct_names(found: list[LogFile]) -> list[LogFile]:

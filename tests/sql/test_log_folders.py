@@ -205,6 +205,25 @@ def test_04_a_symlink_to_a_file_in_the_folder_is_staged_once(tmp_path, conn):
     assert [r.source_file for r in results] == ["app.jsonl"]
 
 
+def test_04_a_dangling_symlink_and_a_fifo_under_log_names_are_skipped_with_a_warning(tmp_path, conn):
+    # a break test: both were skipped without a word (a FIFO is never read: it would block the run)
+    from pipelines.lib import progress
+
+    logs = tmp_path / "logs"
+    write(logs / "app.jsonl", line(100, "a"))
+    (logs / "current.jsonl").symlink_to("app-2026-11-21.jsonl")  # rotated away, the new file not there yet
+    os.mkfifo(logs / "pipe.jsonl")
+    heard = []
+    progress.set_listener(lambda step, done, total, label: heard.append(label) if step == "warning" else None)
+    try:
+        results = stage(conn, logs)
+    finally:
+        progress.set_listener(None)
+    assert [r.source_file for r in results] == ["app.jsonl"] and tokens_by_file(conn) == [("app.jsonl", 1, 100)]
+    assert "current.jsonl: a symlink to app-2026-11-21.jsonl, which does not exist: skipped" in heard
+    assert "pipe.jsonl: not a regular file (a FIFO): skipped" in heard
+
+
 # ---- 5. unreadable subfolder ----------------------------------------------------------------------
 
 def test_05_an_unreadable_subfolder_is_reported_and_the_rest_staged(tmp_path, conn, monkeypatch):
