@@ -337,7 +337,7 @@ def report(
                 err_console.print(f"[red]error:[/red] cannot write {escape(str(out))}: {escape(exc.strerror or str(exc))}")
                 raise typer.Exit(1) from exc
             unbuilt = warehouse.unbuilt_days_note(conn, db)
-    except (FileNotFoundError, warehouse.NotAWarehouseError) as exc:
+    except (FileNotFoundError, warehouse.NotAWarehouseError, ValueError) as exc:  # ValueError: a --db refused
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
     except duckdb.IOException as exc:  # a lock (only the first run's, before it publishes a snapshot), a lake's files
@@ -564,6 +564,10 @@ def main() -> None:
                                   "give --db a warehouse `cachemeter run` built (a run brings an older one up to date)",
                                   soft_wrap=True)
                 raise SystemExit(1) from exc
+            if isinstance(exc, (lake.LakeError, warehouse.TargetError)):  # a --db refused where a command did not
+                # expect it (`report --db ducklake:` and `--db /dev/null` said "an unexpected error", a break test)
+                err_console.print(f"[red]error:[/red] {escape(lake.redacted(first))}", soft_wrap=True)
+                raise SystemExit(2) from exc
             if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:  # the machine's answer, not a defect
                 where = f" ({exc.filename})" if exc.filename else " (writing the output)"
                 err_console.print(f"[red]error:[/red] {escape(exc.strerror or first)}{escape(where)}", soft_wrap=True)

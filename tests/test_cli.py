@@ -673,3 +673,17 @@ def test_parallel_on_a_warehouse_that_takes_one_writer_says_it_is_ignored(tmp_pa
     assert "note: --parallel 3 is ignored: only a DuckLake with a PostgreSQL catalog" in done.stderr
     alone = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(tmp_path / "w.duckdb"), cwd=tmp_path)
     assert alone.returncode == 0 and "--parallel" not in alone.stderr
+
+
+def test_a_db_that_is_no_warehouse_file_is_one_line_in_every_command(tmp_path):
+    # break tests: `--db /dev/null` ended in DuckDB's "Could not fsync file /dev/null", and `report`, `export` and
+    # `doctor` given `--db ducklake:` (no catalog) or `/dev/null` said "an unexpected error ... please report it"
+    commands = [["run", "--logs", str(tmp_path)], ["sql", "select 1"], ["report"], ["export", "focus", "--out",
+                str(tmp_path / "f.csv")], ["whatif", "routing", "--cards", "2"]]
+    for db, said in (("/dev/null", "--db /dev/null: not a regular file (a device, FIFO or socket)"),
+                     ("ducklake:", "--db ducklake: names no DuckLake catalog")):
+        for command in commands:
+            done = cachemeter(*command, "--db", db, cwd=tmp_path)
+            assert done.returncode in (1, 2) and said in done.stderr, (command, db, done.stderr)
+            assert "unexpected" not in done.stderr and "Traceback" not in done.stderr, (command, db, done.stderr)
+    assert not (tmp_path / "f.csv").exists()

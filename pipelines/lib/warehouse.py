@@ -220,10 +220,14 @@ def resolved(db_path: str | Path) -> str:
     # a DuckDB file, or a DuckLake's DuckDB catalog file (SQLite and PostgreSQL catalogs write no DuckDB log)
     duckdb_file = target if not lake.is_lake(target) else (
         None if lake.catalog_of(target).startswith(("sqlite:", "postgres:")) else lake.catalog_of(target))
+    if duckdb_file is not None and Path(duckdb_file).exists() and not Path(duckdb_file).is_file() \
+            and not Path(duckdb_file).is_dir():  # (a folder has its own message where it is opened)
+        # `--db /dev/null` ended in DuckDB's "Could not fsync file /dev/null: Invalid argument" (a break test)
+        raise TargetError(f"--db {db_path}: not a regular file (a device, FIFO or socket): give a warehouse file")
     if duckdb_file is not None and "?" in str(Path(duckdb_file).parent):
         # DuckDB names the write-ahead log by inserting ".wal" before the first "?" (read as URL parameters): under a
         # folder holding one, a run failed to commit, "Cannot open file /a/q.wal?m/w.duckdb", every time (a break test)
-        raise ValueError(f"--db {db_path}: DuckDB cannot keep a warehouse in a folder whose path holds '?' (its "
+        raise TargetError(f"--db {db_path}: DuckDB cannot keep a warehouse in a folder whose path holds '?' (its "
                          "write-ahead log would go to a folder that does not exist): choose a folder without it")
     return target
 
@@ -232,7 +236,7 @@ def refuse_schema_name(path: Path) -> None:
     """Raises ``ValueError`` for a DuckDB file named after one of the warehouse's schemas (``SCHEMA_NAMES``):
     DuckDB names the catalog after the file, so ``core.usage`` in ``core.duckdb`` is ambiguous (Binder Error)."""
     if path.stem.lower() in SCHEMA_NAMES:
-        raise ValueError(f"the warehouse file {path.name} is named after the warehouse's schema {path.stem!r}: DuckDB "
+        raise TargetError(f"the warehouse file {path.name} is named after the warehouse's schema {path.stem!r}: DuckDB "
                          f"would call every {path.stem.lower()}.<table> ambiguous; name it otherwise, e.g. "
                          f"{path.with_name('cachemeter' + path.suffix).name}")
 
@@ -309,6 +313,11 @@ def for_readers(db_path: str | Path) -> str | Path:
 class NotAWarehouseError(ValueError):
     """``--db`` names something that is not a cachemeter warehouse: a folder, a file that is not DuckDB, or a
     DuckDB file without cachemeter's tables. The message is one line and says what to do."""
+
+
+class TargetError(ValueError):
+    """A ``--db`` cachemeter refuses before opening it (a device, a file named after a schema, a folder holding '?'):
+    the message names the value and what to give instead; every command prints it as one line."""
 
 
 def open_for_reading(db_path: str | Path) -> duckdb.DuckDBPyConnection:
