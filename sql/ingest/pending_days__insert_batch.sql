@@ -1,13 +1,77 @@
--- Mark the days a batch's staging touches as pending: days of the previous rows of its files and of the
--- files it takes over (registered tables batch_files, batch_predecessors), and of its new rows (staged_items).
--- (A day pending only as another day's dependent is marked again, as changed itself, so its own
--- dependents follow.)
+-- Mark the days a batch's staging changes as pending: the days of the previous rows of its files and of the files it
+-- takes over (registered tables batch_files, batch_predecessors), and of its new rows (batch_usage_rows), but a day
+-- whose rows of those files are the same before and after the batch (usage_row_digest: count and sum per day) and
+-- whose quarantined lines of them are too. Appending a day's lines to a file of many days rebuilt every day in it
+-- (a break test: the README promises only the days new or changed records touch).
+-- A quarantined line that changed (a partial last line now whole, say) marks the day data_quality places it on (the
+-- nearest accepted line before it in its file, before or after the batch, else after it), or every day of the
+-- batch's files when no accepted line places it. Ids whose kept copy the batch may change (touched_ids) mark their
+-- rows' days.
+-- (A day pending only as another day's dependent is marked again, as changed itself, so its own dependents follow.)
 insert into stage.pending_days by name
-select distinct day, now() as staged_at, false as dependent
-from (
-    select day from core.usage
-    where source_file in (select source_file from batch_files union select old_file from batch_predecessors where action = 'drop')
+with
+old_files as (
+    select source_file from batch_files union select old_file from batch_predecessors where action = 'drop'
+),
+old_rows as (
+    select * from core.usage where source_file in (select source_file from old_files)
+),
+old_days as (
+    select distinct day from old_rows
+),
+digests as (  -- only the days that held rows before: a new file's days are pending whatever they hold
+    select 'old' as side, day, count(*) as n, sum(usage_row_digest(o)) as digest from old_rows o group by day
+    union all
+    select 'new' as side, day, count(*) as n, sum(usage_row_digest(b)) as digest
+    from batch_usage_rows b where day in (select day from old_days) group by day
+),
+same_days as (
+    select day from digests group by day having count(*) = 2 and count(distinct (n, digest)) = 1
+),
+old_bad as (
+    select source_file, source_line, source_item, reason from core.quarantine
+    where source_file in (select source_file from old_files) and source_line > 0
+),
+staged_again as (  -- the files that held rows or quarantined lines before (a new file's days are pending anyway)
+    select distinct source_file from old_rows union select distinct source_file from old_bad
+),
+changed_bad as (  -- quarantined lines of those files present on one side only, and which side
+    select 'old' as side, * from (
+        select * from old_bad
+        except all
+        select source_file, source_line, source_item, reason from staged_items where reason is not null)
+    union all
+    select 'new' as side, * from (
+        select source_file, source_line, source_item, reason from staged_items
+        where reason is not null and source_line > 0 and source_file in (select source_file from staged_again)
+        except all
+        select * from old_bad)
+),
+accepted_lines as (  -- of the files with such lines only, each side's: a line is placed as it was, or as it is
+    select 'old' as side, source_file, source_line, day from old_rows
+    where source_file in (select source_file from changed_bad)
+    union all
+    select 'new' as side, source_file, source_line, utc_day(ts) as day from staged_items
+    where reason is null and source_file in (select source_file from changed_bad)
+),
+bad_days as (
+    select coalesce(before.day, after.day) as day
+    from changed_bad c
+    asof left join accepted_lines before
+        on c.side = before.side and c.source_file = before.source_file and c.source_line >= before.source_line
+    asof left join accepted_lines after
+        on c.side = after.side and c.source_file = after.source_file and c.source_line <= after.source_line
+),
+all_days as (
+    select day from old_days
     union
     select utc_day(ts) as day from staged_items where reason is null
 )
-where day not in (select day from stage.pending_days where not dependent);
+select distinct day, now() as staged_at, false as dependent
+from all_days
+where (day not in (select day from same_days)
+       or day in (select day from bad_days)
+       or exists (select 1 from bad_days where day is null)
+       or day in (select day from old_rows where request_id in (select request_id from touched_ids))
+       or day in (select utc_day(ts) from staged_items where reason is null and request_id in (select request_id from touched_ids)))
+  and day not in (select day from stage.pending_days where not dependent);

@@ -1,50 +1,7 @@
--- Publish the accepted records of the batch (staged_items) to core.usage, with the prompt fingerprints
--- of those that logged a request body and the catalogue id of each reported model (registered table
--- model_map: provider, model, price_model). Prefix family, in order of evidence: an explicit key or
--- trace block chain (set by the normaliser), else the body fingerprint, else the series. Duplicate ids
--- are resolved after (duplicate_copies__create.sql).
+-- Publish the accepted records of the batch (batch_usage_rows__create_view.sql) to core.usage, with the catalogue id
+-- of each reported model (registered table model_map: provider, model, price_model). Duplicate ids are resolved after
+-- (duplicate_copies__create.sql).
 insert into core.usage by name
-select
-    f.request_id,
-    f.ts,
-    utc_day(f.ts) as day,
-    f.source_format,
-    f.provider,
-    f.model,
-    m.price_model,
-    f.tenant,
-    f.app,
-    f.request_count,
-    coalesce(f.service_tier = 'batch', false) as is_batch,
-    f.service_tier,
-    case when f.prefix_family like 'series:%' then coalesce(p.family, f.prefix_family) else f.prefix_family end as prefix_family,
-    f.prompt_tokens,
-    f.uncached_input_tokens,
-    f.cache_read_tokens,
-    f.cache_write_5m_tokens,
-    f.cache_write_1h_tokens,
-    f.output_tokens,
-    f.reasoning_tokens,
-    f.source_file,
-    f.source_line,
-    f.source_item,
-    f.reported_cost_usd,
-    f.tier_prompt_tokens,
-    f.latency_ms,
-    f.ttft_ms,
-    f.latency_issue,
-    f.usage_issue,
-    f.unmapped_usage,
-    p.system_sha,
-    p.tools_sha,
-    p.opening_hashes,
-    p.rendered_chars,
-    p.divergence_offset_chars,
-    p.divergence_span
-from staged_items f
--- a record's fingerprint is its line's, for the line's first item only. The item test sits inside the key:
--- as a separate condition on the left table alone it turned the join into a nested loop (every staged row
--- against every fingerprint: 40.5 s for 100,000 records with bodies, growing with the square)
-left join file_fingerprints p on p.source_line = case when f.source_item = 0 then f.batch_line end
-left join model_map m on m.provider is not distinct from f.provider and m.model is not distinct from f.model
-where f.reason is null;
+select b.*, m.price_model
+from batch_usage_rows b
+left join model_map m on m.provider is not distinct from b.provider and m.model is not distinct from b.model;

@@ -229,7 +229,9 @@ def test_days_pending_only_as_dependents_mark_no_further_days(tmp_path):
     assert pending() == [(2, False)] + [(n, True) for n in range(3, 24)]
     # a file then changes 2026-10-20, pending so far only as a dependent: its own dependents follow
     conn.execute("create or replace temp view staged_items as select timestamptz '2026-10-20 12:00:00+00' as ts, "
-                 "null::varchar as reason")
+                 "null::varchar as reason, 'new.jsonl' as source_file, 1 as source_line, 0 as source_item, 'n1' as request_id")
+    conn.execute("create or replace temp view batch_usage_rows as select * exclude (price_model) from core.usage where false")
+    conn.execute("create or replace temp table touched_ids as select 'none' as request_id where false")
     conn.execute("create or replace temp view batch_files as select 'new.jsonl' as source_file")
     conn.execute("create or replace temp view batch_predecessors as select null::varchar as old_file, null::varchar as action "
                  "where false")

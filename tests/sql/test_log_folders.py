@@ -224,6 +224,38 @@ def test_04_a_dangling_symlink_and_a_fifo_under_log_names_are_skipped_with_a_war
     assert "pipe.jsonl: not a regular file (a FIFO): skipped" in heard
 
 
+def test_03_lines_appended_to_a_file_of_many_days_mark_only_the_days_they_change(tmp_path, conn):
+    # a break test: appending one day's lines to a file of ten days rebuilt all eleven (the README promises only the
+    # days new or changed records touch; a file per day rebuilt one)
+    def day_line(day: int, n: int, prompt: int = 100) -> str:
+        return line(prompt, f"d{day}-{n}").replace(TS, f"2026-10-{day:02d}T10:00:00Z")
+
+    def pending_after(*lines: str, rewrite: bool = False) -> list[int]:
+        conn.execute("delete from stage.pending_days")
+        if rewrite:
+            write(logs / "app.jsonl", *lines)
+        else:
+            with open(logs / "app.jsonl", "a") as f:
+                f.write("".join(lines))
+        stage(conn, logs)
+        return [d.day for (d,) in conn.execute("select day from stage.pending_days where not dependent order by day")
+                .fetchall()]
+
+    logs = tmp_path / "logs"
+    days = [day_line(d, n) for d in range(1, 11) for n in range(3)]
+    write(logs / "app.jsonl", *days)
+    stage(conn, logs)
+    assert pending_after(day_line(11, 0), day_line(11, 1)) == [11]
+    # a line of day 9 edited in place (past the first 4 KB, which tell a file from a new one by that name): day 9 only
+    assert len("".join(days[:25]).encode()) > HEAD_BYTES
+    edited = [*days[:25], day_line(9, 1, prompt=999), *days[26:], day_line(11, 0), day_line(11, 1)]
+    assert pending_after(*edited, rewrite=True) == [9]
+    # a partial last line, then the same line whole: its quarantined copy sat on day 11 (the line before it)
+    assert pending_after('{"ts": "2026-10-12T10:00:00Z", "provid') == [11]
+    assert pending_after(*edited, day_line(12, 0), rewrite=True) == [11, 12]
+    assert accounting_holds(conn) and tokens_by_file(conn) == [("app.jsonl", 33, 100 * 31 + 999 + 100)]
+
+
 # ---- 5. unreadable subfolder ----------------------------------------------------------------------
 
 def test_05_an_unreadable_subfolder_is_reported_and_the_rest_staged(tmp_path, conn, monkeypatch):
