@@ -640,6 +640,11 @@ def test_a_webhook_that_cannot_take_the_notices_still_gets_the_summary_printed_a
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr[-2000:]
     assert f"built and published, but the incident notices were not all delivered ({cause}" in said
     assert "2026-11-20" in run.stdout and "Daily savings" in run.stdout, run.stdout  # the summary, before the error
+    # a run with no day to build: it said "publishing the snapshot: built and published, but ..." (a break test)
+    again = cachemeter("run", "--logs", str(logs), "--db", str(tmp_path / "w.duckdb"), cwd=tmp_path, env=setting)
+    said = " ".join(again.stderr.split())
+    assert again.returncode == 1 and "publishing the snapshot" not in said, said
+    assert f"error: alert delivery: no day needed building; the incident notices were not all delivered ({cause}" in said
 
 
 def test_an_unknown_webhook_format_is_refused_before_the_run_builds_anything(tmp_path):

@@ -172,9 +172,12 @@ FILE_OPTIONS: tuple[Option, ...] = (
            "a notice whose request the webhook refused (HTTP 400, 409, 413, 415, 422) this many times is "
            "dead-lettered (marts.alert_deliveries) and the run warns; any other failure keeps it due",
            "webhook.max_attempts"),
-    Option("webhook_timeout_seconds", 10.0, "seconds", "per post", "webhook.timeout_seconds"),
+    # at least 0.1 s: 0 passed, then every post failed on "BlockingIOError: Operation now in progress" (a socket
+    # timeout of 0 is non-blocking), and a budget of 0 posted nothing, every run green (a break test)
+    Option("webhook_timeout_seconds", 10.0, "seconds", "per post", "webhook.timeout_seconds", bounds=(0.1, None)),
     Option("webhook_time_budget_seconds", 120.0, "seconds",
-           "a delivery pass stops posting after this long; the rest go out with the next pass", "webhook.time_budget_seconds"),
+           "a delivery pass stops posting after this long; the rest go out with the next pass", "webhook.time_budget_seconds",
+           bounds=(0.1, None)),
     Option("webhook_window_days", 3, "days",
            "announce only incidents opened, or still open and firing, within this many days of the newest usage day",
            "webhook.first_enable_window_days"),
@@ -218,7 +221,7 @@ ENV_OPTIONS: tuple[Option, ...] = (
     Option("usage_api_retries", 5, "retries", "a page answered 429 or 5xx (or not at all) is asked again this many times, "
            "waiting Retry-After or an exponential backoff"),
     Option("usage_api_backoff_seconds", 1.0, "seconds", "first backoff between retries (doubled each time, at most 60 s)"),
-    Option("usage_api_timeout_seconds", 30.0, "seconds", "per request"),
+    Option("usage_api_timeout_seconds", 30.0, "seconds", "per request", bounds=(0.1, None)),
 )
 
 OPTIONS: tuple[Option, ...] = FILE_OPTIONS + ENV_OPTIONS

@@ -89,6 +89,12 @@ def test_a_setting_out_of_its_units_range_is_refused_naming_it():
         options.env_value("usage_api_timeout_seconds", {"CACHEMETER_USAGE_API_TIMEOUT_SECONDS": "-1"})
     with pytest.raises(ValueError, match=r"'nan' is out of range"):
         options.values({}, environ={"CACHEMETER_ALERT_MIN_DROP": "nan"})
+    # a break test: a webhook timeout of 0 failed every post on "BlockingIOError" (a non-blocking socket), a time
+    # budget of 0 posted nothing and the runs stayed green
+    for name in ("webhook_timeout_seconds", "webhook_time_budget_seconds", "usage_api_timeout_seconds"):
+        variable = f"CACHEMETER_{name.upper()}"
+        with pytest.raises(ValueError, match=rf"{variable}: '0' is out of range \(seconds: at least 0.1\)"):
+            options.env_value(name, {variable: "0"})
     with pytest.raises(ValueError, match=r"webhook.format / CACHEMETER_WEBHOOK_FORMAT: 'telegram' is not one of "
                                          r"generic, slack, pagerduty, alertmanager"):
         options.values({"webhook": {"format": "telegram"}}, environ={})

@@ -11,7 +11,7 @@ from pipelines.defs.daily import add_day_metadata, daily_asset
 from pipelines.defs.partitions import window_params
 from pipelines.defs.resources import warehouse_connection
 from pipelines.defs.settings import CachemeterSettings
-from pipelines.lib import alert_rules, incidents, webhook
+from pipelines.lib import alert_rules, incidents, progress, webhook
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
@@ -93,6 +93,12 @@ def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
             raise dg.Failure(str(exc), allow_retries=False) from None
     counts = {"delivered": report.delivered, "failed": report.failed, "dead_letter": report.dead_letter,
               "deferred": report.deferred}
+    if report.deferred and not (report.failed or report.dead_letter):  # held back by the pass's time budget: the run
+        # was green without a word (a break test)
+        held = (f"{report.deferred} incident notice(s) still due: the webhook time budget "
+                f"({options.time_budget_seconds:g} s, webhook.time_budget_seconds) ran out; the next run posts them")
+        context.log.warning(held)
+        progress.warn(held)
     if report.failed or report.dead_letter:
         raise dg.Failure(f"{report.failed + report.dead_letter} notice(s) not delivered ({report.delivered} delivered, "
                          f"{report.dead_letter} given up as dead_letter; last error: {report.last_error})",
