@@ -212,8 +212,11 @@ class _FileChanged(Exception):
 
 REREADS = 2  # times a batch is read again when a file changes while it is read (a log rotated twice in one run)
 GONE_NOTE = "renamed or deleted while it was read: {kept}; a renamed file is staged under its new name by the next run"
-CHANGED_NOTE = ("changed while it was read ({how}: rotated, truncated or rewritten); read again as it is now, by the "
-                "general reader, which reads each line once")
+# the note names what happened only: "grew: rotated, truncated or rewritten" listed three things that had not, for a
+# file lines were appended to (a break test)
+CHANGED_NOTE = "changed while it was read ({how}); read again as it is now, by the general reader, which reads each line once"
+HOW_CHANGED = {"grew": "lines were appended", "truncated": "truncated", "rewritten": "rewritten or rotated",
+               "replaced by another file": "replaced by another file: rotated"}
 
 
 def _changed_since(path: Path, read: _LaneRead) -> str | None:
@@ -379,7 +382,7 @@ def _stage_changed_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], p
         now.append(replace(log, device=status.st_dev, inode=status.st_ino, size_bytes=status.st_size,
                            mtime_ns=stored_mtime_ns(status)) if log.local else log)
     results = _stage_batch(conn, now, plan, earliest, latest, fast_lane=False, rereads=rereads) if now else []
-    return [replace(r, note=CHANGED_NOTE.format(how=how)) if r.source_file == name else r for r in results] + gone
+    return [replace(r, note=CHANGED_NOTE.format(how=HOW_CHANGED.get(how, how))) if r.source_file == name else r for r in results] + gone
 
 
 def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segments: list[_Segment], plan: generations.Plan,

@@ -842,3 +842,27 @@ def test_a_log_copytruncated_and_grown_past_its_size_while_the_general_reader_re
     monkeypatch.setattr(ingest, "_read_file", real_read)
     assert rotated
     _staged_as_now_then_the_rotated_copy(tmp_path, logs, first, 30, fast_lane=False)
+
+
+def test_a_log_that_grew_while_the_lane_read_it_is_said_to_have_grown_not_rotated(tmp_path, monkeypatch):
+    # a break test: lines appended during a read gave "changed while it was read (grew: rotated, truncated or
+    # rewritten)", three things that had not happened
+    logs, day = _day_and_other(tmp_path, monkeypatch, batch=True)
+    with open(day, "a") as handle:  # a line the lane defers: the general reader reads the small file again whole
+        handle.write('{"not": "usage"}\n')
+    real_lane, grown = ingest._batch_lane, []
+
+    def read_then_append(*args, **kwargs):
+        out = real_lane(*args, **kwargs)
+        if not grown:
+            with open(day, "a") as handle:
+                handle.write("\n".join(_usage_records(2, "late")) + "\n")
+            grown.append(True)
+        return out
+
+    monkeypatch.setattr(ingest, "_batch_lane", read_then_append)
+    conn = warehouse.connect(tmp_path / "w.duckdb")
+    results = {r.source_file: r for r in ingest.stage_logs(conn, logs, latest=datetime(2030, 1, 1, tzinfo=timezone.utc))}
+    assert grown and (results["day.jsonl"].rows_in, results["day.jsonl"].rows_accepted) == (23, 22)  # as it is now
+    assert results["day.jsonl"].note == ("changed while it was read (lines were appended); read again as it is now, "
+                                         "by the general reader, which reads each line once")
