@@ -211,6 +211,11 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
         subfolders[:] = sorted(name for name in subfolders if not _links_inside(os.path.join(folder, name), root_resolved))
         folder_inside = Path(os.path.realpath(folder)).is_relative_to(root_resolved)
         folder_path = Path(folder)
+        if not folder_inside and not follow_symlinks:  # a symlinked folder leading out: none of its files is read
+            progress.warn(f"{relative(folder_path)}/: a symlink out of the logs folder (to {safe_name(os.path.realpath(folder))}): "
+                          "skipped; --follow-symlinks reads it")
+            subfolders.clear()
+            continue
         for name in sorted(names):
             if not is_log_name(name):
                 continue
@@ -234,7 +239,9 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
                 continue
             path = folder_path / name
             inside = folder_inside and (not linked or path.resolve().is_relative_to(root_resolved))
-            if not follow_symlinks and not inside:
+            if not follow_symlinks and not inside:  # skipped without a word, its rows looked lost (a break test)
+                progress.warn(f"{relative(path)}: a symlink out of the logs folder (to {safe_name(str(path.resolve()))}): "
+                              "skipped; --follow-symlinks reads it")
                 continue
             try:
                 defaults = defaults_for(folder_path)

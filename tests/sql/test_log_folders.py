@@ -205,14 +205,18 @@ def test_04_a_symlink_to_a_file_in_the_folder_is_staged_once(tmp_path, conn):
     assert [r.source_file for r in results] == ["app.jsonl"]
 
 
-def test_04_a_dangling_symlink_and_a_fifo_under_log_names_are_skipped_with_a_warning(tmp_path, conn):
-    # a break test: both were skipped without a word (a FIFO is never read: it would block the run)
+def test_04_a_dangling_symlink_a_fifo_and_links_out_of_the_folder_are_skipped_with_a_warning(tmp_path, conn):
+    # break tests: each was skipped without a word (a FIFO is never read: it would block the run; a log moved out of
+    # the folder and linked back looked like rows lost)
     from pipelines.lib import progress
 
     logs = tmp_path / "logs"
     write(logs / "app.jsonl", line(100, "a"))
     (logs / "current.jsonl").symlink_to("app-2026-11-21.jsonl")  # rotated away, the new file not there yet
     os.mkfifo(logs / "pipe.jsonl")
+    write(tmp_path / "elsewhere" / "moved.jsonl", line(200, "m"))
+    (logs / "moved.jsonl").symlink_to(tmp_path / "elsewhere" / "moved.jsonl")
+    (logs / "archive").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
     heard = []
     progress.set_listener(lambda step, done, total, label: heard.append(label) if step == "warning" else None)
     try:
@@ -222,6 +226,10 @@ def test_04_a_dangling_symlink_and_a_fifo_under_log_names_are_skipped_with_a_war
     assert [r.source_file for r in results] == ["app.jsonl"] and tokens_by_file(conn) == [("app.jsonl", 1, 100)]
     assert "current.jsonl: a symlink to app-2026-11-21.jsonl, which does not exist: skipped" in heard
     assert "pipe.jsonl: not a regular file (a FIFO): skipped" in heard
+    assert (f"moved.jsonl: a symlink out of the logs folder (to {tmp_path / 'elsewhere' / 'moved.jsonl'}): skipped; "
+            "--follow-symlinks reads it") in heard
+    assert f"archive/: a symlink out of the logs folder (to {tmp_path / 'elsewhere'}): skipped; --follow-symlinks reads it" in heard
+    assert len(heard) == 4
 
 
 def test_03_lines_appended_to_a_file_of_many_days_mark_only_the_days_they_change(tmp_path, conn):
