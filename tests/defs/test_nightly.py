@@ -342,3 +342,44 @@ def test_a_run_out_of_duckdb_memory_names_the_setting_that_raises_the_limit(tmp_
     assert message.startswith("ingest and pricing failed: Out of Memory Error: ")
     assert "CACHEMETER_MEMORY_LIMIT=30MB: run again with a larger one" in message
     assert "SET memory_limit" not in message and "\n" not in message  # DuckDB's SET advice is left out
+
+
+def test_notices_a_down_webhook_left_due_are_delivered_without_waiting_for_new_logs(tmp_path, monkeypatch):
+    """A break test: with the webhook back up, an incident's notice still due (a 'resolved' one, say) waited for the
+    next night's logs, every scheduled run green meanwhile. The pending-days sensor now requests a cachemeter_publish
+    run for it (one per NOTICE_RETRY_MINUTES); such a run failing on delivery again posts no failure notice (it would
+    go to the same webhook, one every retry)."""
+    from pipelines.definitions import defs
+    from pipelines.defs.nightly import sensors
+
+    logs = tmp_path / "logs"
+    hit_rate_logs(logs, broken_from=date(2026, 11, 8))
+    monkeypatch.delenv("CACHEMETER_WEBHOOK_URL", raising=False)
+    db = run_pipeline(tmp_path, logs)  # no webhook yet: the incident's notice is due
+    instance = dg.DagsterInstance.ephemeral()
+    assert evaluate(sensors.pending_days_sensor, instance) == []  # no webhook set: nothing to deliver
+    monkeypatch.setattr(sensors, "utc_now", lambda: datetime(2026, 11, 11, 5, 37, tzinfo=timezone.utc))
+
+    # the webhook refuses every post for a setting (no retry helps): the run fails, and no failure notice is queued
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", "http://127.0.0.1:9/hook")
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_FORMAT", "pagerduty")  # without its routing key
+    (request,) = evaluate(sensors.pending_days_sensor, instance)
+    assert (request.job_name, request.run_key, request.tags[sensors.TRIGGER]) == (
+        "cachemeter_publish", "notices@2026-11-11T05:30:00+00:00", "notices_due")
+    cursor = failure_sensor_tick(instance, None)
+    failed = defs().resolve_job_def(request.job_name).execute_in_process(instance=instance, tags=request.tags,
+                                                                          raise_on_error=False)
+    failure_sensor_tick(instance, cursor)
+    assert not failed.success and sensors.NOTICE_TAG not in instance.get_run_by_id(failed.run_id).tags
+
+    monkeypatch.delenv("CACHEMETER_WEBHOOK_FORMAT")
+    receiver = Receiver()
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", receiver.url)
+    try:
+        (request,) = evaluate(sensors.pending_days_sensor, instance)
+        assert defs().resolve_job_def(request.job_name).execute_in_process(instance=instance, tags=request.tags).success
+        assert evaluate(sensors.pending_days_sensor, instance) == []  # delivered: nothing due
+    finally:
+        receiver.close()
+    assert [key.rsplit(":", 1)[1] for key in receiver.keys] == ["opened"]
+    assert query(db, "select count(*) from marts.alert_deliveries where status = 'delivered'") == [(1,)]

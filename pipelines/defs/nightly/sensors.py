@@ -2,7 +2,9 @@
 
 * ``pending_days_sensor``: after staging, request one ``cachemeter_daily`` run per range of pending
   days. Which days changed is data inside the warehouse (``stage.pending_days``, written while files
-  are staged), which Dagster's automation conditions cannot see, hence a sensor reading it.
+  are staged), which Dagster's automation conditions cannot see, hence a sensor reading it. With no day
+  pending but incident notices still due (the webhook was down), a ``cachemeter_publish`` run delivers them,
+  at most one per ``NOTICE_RETRY_MINUTES``.
 * ``run_failure_notice``: post one notice per failed cachemeter run to the alert webhook.
 * ``nightly_watchdog``: post one notice when yesterday's ``core/usage`` partition is not built by
   ``CACHEMETER_NIGHTLY_DEADLINE_HOUR`` (UTC): the night did not run, or no usage was logged.
@@ -19,7 +21,7 @@ from duckdb import CatalogException, DuckDBPyConnection, IOException
 from dagster_duckdb import DuckDBResource
 
 from pipelines import parallel_days
-from pipelines.defs.nightly.jobs import JOBS, TRIGGER, daily_job, ingest_job, range_tags
+from pipelines.defs.nightly.jobs import JOBS, TRIGGER, daily_job, ingest_job, publish_job, range_tags
 from pipelines.defs.nightly.schedules import DEADLINE_HOUR_UTC
 from pipelines.defs.partitions import PARTITIONS_START
 from pipelines.defs.resources import warehouse_path
@@ -29,6 +31,10 @@ from pipelines.lib.sql import statement
 
 IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
              dg.DagsterRunStatus.STARTED]
+# incident notices a down webhook left due are tried again this often when no day is pending: they waited for the next
+# night's logs (a "resolved" notice unsent for a day, every scheduled run green: a break test)
+NOTICE_RETRY_MINUTES = 15
+NOTICES_TRIGGER = "notices_due"  # such a run failing only on delivery posts no failure notice: the webhook is down
 
 
 def utc_now() -> datetime:
@@ -66,7 +72,7 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
     if released:
         context.log.warning(f"released {len(released)} run(s) of cachemeter run processes that died: "
                             f"{', '.join(r[:8] for r in released)}")
-    for job in (ingest_job, daily_job):
+    for job in (ingest_job, daily_job, publish_job):
         if _latest_run_id(context.instance, job.name, IN_FLIGHT):
             return dg.SkipReason(f"a {job.name} run is queued or in progress")
     path = warehouse_path(duckdb)  # WarehousePathError (a failed tick naming the setting) when relative
@@ -82,8 +88,14 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
     with conn:
         try:
             ranges = pending_ranges(conn, settings.dependent_days)
+            due = 0 if ranges else notices_due(conn, settings)
         except CatalogException:  # a DuckDB file no run has prepared yet (created by hand, or empty)
             return dg.SkipReason(f"{path} holds no cachemeter tables yet: the first run creates them")
+    if not ranges and due:
+        now = utc_now()
+        slot = now.replace(minute=now.minute - now.minute % NOTICE_RETRY_MINUTES, second=0, microsecond=0)
+        return dg.RunRequest(job_name=publish_job.name, tags={TRIGGER: NOTICES_TRIGGER},
+                             run_key=f"notices@{slot.isoformat()}")
     if not ranges:
         return dg.SkipReason("no pending days")
     ingest_run = _latest_run_id(context.instance, ingest_job.name, [dg.DagsterRunStatus.SUCCESS]) or "none"
@@ -97,6 +109,15 @@ def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResou
                                                          TRIGGER: "pending_days_sensor"},
                           run_key=f"{first}..{last}@{staged_at.isoformat()}#{ingest_run}")
             for first, last, days, staged_at in ranges]
+
+
+def notices_due(conn: DuckDBPyConnection, settings: CachemeterSettings) -> int:
+    """Incident notices the alert webhook has not taken yet (0 when no webhook is set): what
+    ``sql/alerts/alert_deliveries__pending.sql`` lists for the next delivery pass."""
+    if not os.environ.get(settings.webhook_url_env):
+        return 0
+    return len(conn.execute(statement("alerts/alert_deliveries__pending"),
+                            webhook.pending_params(settings.webhook_window_days)).fetchall())
 
 
 def root_cause(error) -> str:
@@ -210,6 +231,13 @@ def run_failure_notice(context: dg.RunFailureSensorContext, settings: Cachemeter
         reason = ("its worker process died (killed, out of memory, or the machine stopped)"
                   + ("; Dagster runs it again (dagster.yaml run_retries): a notice follows only if that fails too"
                      if retried else ""))
+    if run.tags.get(TRIGGER) == NOTICES_TRIGGER and steps and all(
+            step.step_key == "marts__alert_deliveries" for step in steps):
+        # a retry of the notices a down webhook left due, failing on it again: a notice of that to the same webhook
+        # would only queue up (one every NOTICE_RETRY_MINUTES), and the notices themselves stay due
+        context.log.info(f"run {run.run_id}: the incident notices are still not delivered; tried again in "
+                         f"{NOTICE_RETRY_MINUTES} minutes")
+        return
     text = f"[critical] cachemeter run failed: {run.job_name}{span}, run {run.run_id[:8]}: {reason}"
     outcome = _notify(settings, text, _failure_fields(run), f"run_failure:{run.run_id}")
     if outcome.startswith("posting failed"):  # posted again by nightly_watchdog's ticks until the webhook takes it
