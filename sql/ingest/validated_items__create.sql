@@ -108,6 +108,10 @@ select
                 || '(preempted) requests, so it measures neither cross-request reuse nor billed tokens' end,
         case when x.source_format is null and json_type(x.b, '$.usage_api_fetch_failed') = 'VARCHAR'
             then 'usage API page not fetched: ' || (x.b ->> '$.usage_api_fetch_failed') end,  -- lib/usage_api/pages.py
+        -- a usage key with no object in it said "unknown shape ... (top-level keys: ..., usage)" (a break test)
+        case when x.source_format is null and json_type(x.b, '$.usage') is not null and json_type(x.b, '$.usage') <> 'OBJECT'
+            then 'usage is ' || case when json_type(x.b, '$.usage') = 'NULL' then 'null' else 'not an object ('
+                || lower(json_type(x.b, '$.usage')) || ')' end || ': the record reports no token counts' end,
         case when x.source_format is null then 'unknown shape: no recognised usage object (top-level keys: '
             || coalesce(array_to_string(json_keys(x.b)[1:12], ', '), '') || ')' end,
         x.structure_error,

@@ -179,6 +179,8 @@ BAD_LINES = [
     (json.dumps(with_usage(prompt_tokens=12.5)), "non-integer token count: prompt tokens = 12.5"),
     (json.dumps(with_usage(prompt_tokens="2000")), "prompt tokens is a string"),
     (json.dumps({**GOOD, "response": {"choices": []}}), "unknown shape"),
+    (json.dumps({**GOOD, "response": {"usage": None}}), "usage is null: the record reports no token counts"),
+    (json.dumps({**GOOD, "response": {"usage": [1]}}), "usage is not an object (array): the record reports no token"),
     ("[1, 2, 3]", "record is JSON array, not an object"),
 ]
 
@@ -188,7 +190,7 @@ def test_bad_lines_are_quarantined_with_specific_reasons_and_the_rest_is_kept(tm
     write_jsonl(tmp_path / "logs" / "mixed.jsonl", lines)
     conn, results = stage(tmp_path, tmp_path / "logs")
     result = results[0]
-    assert (result.rows_in, result.rows_accepted, result.rows_quarantined) == (11, 2, 9)
+    assert (result.rows_in, result.rows_accepted, result.rows_quarantined) == (13, 2, 11)
     reasons = dict(rows(conn, "select source_line, reason from core.quarantine"))
     for offset, (_, expected) in enumerate(BAD_LINES, start=2):
         assert expected in reasons[offset], (offset, reasons[offset])
