@@ -228,3 +228,21 @@ def test_statement_times_files_each_statement_under_its_sql_file(tmp_path):
     assert all(seconds >= 0 for _, _, seconds in line["statements"])
     assert 0 < line["statement_seconds"] < line["wall_seconds"]
     assert "statement" in done.stderr and "ingest/fast_items__read_jsonl" in done.stderr  # the table
+
+
+def test_append_day_times_the_run_after_a_day_is_appended_to_a_file_of_many(tmp_path):
+    """bench/append_day.py on this checkout against itself, three generated days: both sides measured, one line."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import generate
+
+    generate.generate(300, 3, tmp_path / "days", seed=5)
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "append_day.py"), "--days-dir", str(tmp_path / "days"),
+                           "--workdir", str(tmp_path / "work"), "--against", str(REPO)],
+                          capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["days"] == 3 and result["ratio_wall"] > 0
+    assert all(wall > 0 and cpu > 0 for side in ("this", "against") for wall, cpu in result[side].values())
+    # the appended day is in the file, once: its run staged every line of the three days
+    from tests.conftest import query
+    assert query(tmp_path / "work" / "this" / "w.duckdb", "select count(*) from core.usage") == [(300,)]
