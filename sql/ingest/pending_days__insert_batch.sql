@@ -13,7 +13,7 @@ with
 old_files as (
     select source_file from batch_files union select old_file from batch_predecessors where action = 'drop'
 ),
-old_rows as (
+old_rows as materialized (  -- read once: core.usage is the warehouse's largest table, and this is read five times
     select * from core.usage where source_file in (select source_file from old_files)
 ),
 old_days as (
@@ -28,9 +28,9 @@ digests as (  -- only the days that held rows before: a new file's days are pend
 same_days as (
     select day from digests group by day having count(*) = 2 and count(distinct (n, digest)) = 1
 ),
-old_bad as (
+old_bad as (  -- not the copies quarantined as duplicates: the duplicate rule decides those after staging (touched_ids)
     select source_file, source_line, source_item, reason from core.quarantine
-    where source_file in (select source_file from old_files) and source_line > 0
+    where source_file in (select source_file from old_files) and source_line > 0 and duplicate_request_id is null
 ),
 staged_again as (  -- the files that held rows or quarantined lines before (a new file's days are pending anyway)
     select distinct source_file from old_rows union select distinct source_file from old_bad
