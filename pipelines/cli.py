@@ -73,7 +73,7 @@ def run(
                                   "catalog is created; default `<catalog file>.files`)."),
     prices: Path = typer.Option(None, "--prices", envvar="CACHEMETER_PRICES", show_default=False, help="Price override CSV with the header provider, model, effective_from, "
                                 "input_per_mtok, cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok, "
-                                "output_per_mtok (USD per million tokens; README, \"Price overrides\")."),
+                                "output_per_mtok (USD per million tokens), optionally price_variant (README, \"Price overrides\")."),
     follow_symlinks: bool = typer.Option(False, "--follow-symlinks", envvar="CACHEMETER_FOLLOW_SYMLINKS",
                                          help="Follow symlinks that leave the logs folder."),
     all_days: bool = typer.Option(False, "--all-days", help="Rebuild every staged UTC day, not only the days whose "

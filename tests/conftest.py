@@ -47,9 +47,11 @@ def write_prices(path: Path, rows: Iterable[dict]) -> Path:
     """Write a --prices override CSV; missing price keys become empty cells (not offered)."""
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(PRICE_HEADER)
+        rows = list(rows)
+        header = PRICE_HEADER + (["price_variant"] if any("price_variant" in row for row in rows) else [])
+        writer.writerow(header)
         for row in rows:
-            writer.writerow([row.get(column, "") for column in PRICE_HEADER])
+            writer.writerow([row.get(column, "") for column in header])
     return path
 
 

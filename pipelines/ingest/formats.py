@@ -48,6 +48,9 @@ class Field:
     kind: str
     column: str
     label: str | None = None
+    # the numbers inside a json field's value that the field itself reads, relative to its path ("[*].inputTokens"):
+    # known usage keys, not flagged as unmapped
+    leaves: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,7 @@ class Format:
     fields: dict[str, Mapping]
     usage: UsageKeys | None = None
     body: Body | None = None  # None: the paths are read from the body itself
+    leaves: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per field name: Field.leaves
 
     def known_usage_keys(self) -> list[str]:
         """Every key under the usage roots this format maps or declares informational, as DuckDB JSON paths
@@ -137,7 +141,10 @@ class Format:
             for path in mapping.paths:
                 for root in self.usage.roots:
                     if len(path) > len(root) and path[:len(root)] == root:
-                        known.setdefault(json_path(path[len(root):])[2:], None)
+                        key = json_path(path[len(root):])[2:]
+                        known.setdefault(key, None)
+                        for leaf in self.leaves.get(mapping.field, ()):
+                            known.setdefault(key + leaf, None)
         for key in self.usage.informational:
             known.setdefault(key, None)
         return list(known)
@@ -223,7 +230,8 @@ def snapshot_formats(decl: "Declaration | None" = None) -> list[str]:
 def load(path: Path = DECLARATION) -> Declaration:
     """Read and check the declaration (see the module docstring for what is checked)."""
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    fields = {name: Field(name, spec["kind"], spec["column"], spec.get("label")) for name, spec in raw["fields"].items()}
+    fields = {name: Field(name, spec["kind"], spec["column"], spec.get("label"), tuple(spec.get("leaves", ())))
+              for name, spec in raw["fields"].items()}
     for f in fields.values():
         if f.kind not in KINDS:
             raise ValueError(f"field {f.name}: unknown kind {f.kind!r}")
@@ -261,7 +269,8 @@ def load(path: Path = DECLARATION) -> Declaration:
             name=name, title=spec["title"], convention=spec["convention"], provider=spec["provider"],
             default_provider=spec.get("default_provider"), openrouter_when_text=split_path(openrouter) if openrouter else None,
             fast_lane=bool(spec.get("fast_lane", False)), example=spec["example"],
-            options={**OPTIONS, **spec.get("options", {})}, fields=mappings, usage=usage, body=_body(name, spec.get("body")))
+            options={**OPTIONS, **spec.get("options", {})}, fields=mappings, usage=usage, body=_body(name, spec.get("body")),
+            leaves={f.name: f.leaves for f in fields.values() if f.leaves})
     detection = tuple(Rule(r["format"], r["when"]) for r in raw["detection"])
     for rule in detection:
         condition_paths(rule.when)

@@ -9,15 +9,17 @@ A provider's models that the catalogue lists only under its fallback providers (
 models; Vertex: Anthropic's) get rows under that provider too, as genai-prices resolves them.
 Where the catalogue gives no price for a cache class, genai-prices prices it at its parent class
 (cache read and cache write at the input rate, a 1-hour write at the cache-write rate); the rows
-carry those inherited prices explicitly, so SQL never has to guess. User overrides (``--prices``)
+carry those inherited prices explicitly, so SQL never has to guess. Two documented multipliers fill
+the catalogue's gaps (``BATCH_DISCOUNTS``, ``ONE_HOUR_WRITE_TO_INPUT``). User overrides (``--prices``)
 mean exactly what they say: an empty cell is a class that is not offered, and usage in it leaves
-the row unpriced.
+the row unpriced; a batch request of an overridden model is priced at the override's rates with its
+provider's batch discount.
 """
 
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from functools import cache
@@ -39,6 +41,9 @@ _ROUTING_PREFIXES = ("openai/", "azure/", "anthropic/", "gemini/", "google/", "v
 OVERRIDE_COLUMNS = ["provider", "model", "effective_from", "input_per_mtok", "cache_read_per_mtok",
                     "cache_write_5m_per_mtok", "cache_write_1h_per_mtok", "output_per_mtok"]
 PRICE_COLUMNS = OVERRIDE_COLUMNS[3:]
+# an optional last column: the price variant a row states (standard, the default, batch, priority or flex)
+VARIANT_COLUMN = "price_variant"
+VARIANTS = ("standard", "batch", "priority", "flex")
 EPOCH = date(1970, 1, 1)
 PRICE_QUANTUM = Decimal("0.000000001")  # core.prices is DECIMAL(18, 9)
 
@@ -50,6 +55,38 @@ SCHEMA = pa.schema([
     *[(c, pa.decimal128(18, 9)) for c in PRICE_COLUMNS],
     ("priority", pa.int32()), ("precedence", pa.int32()), ("price_source", pa.string()),
 ])
+
+
+@dataclass(frozen=True)
+class BatchDiscount:
+    """A provider's documented batch price: ``factor`` times the standard price of each class in ``classes``
+    (names of ``PRICE_COLUMNS``; the other classes keep the standard price, as the catalogue's own batch variants
+    inherit them); ``source``: where the provider says so."""
+
+    factor: Decimal
+    classes: tuple[str, ...]
+    source: str
+
+
+# Batch prices where the catalogue has none for a model on a day: genai-prices 0.2.3 lists batch variants from
+# 2026-10-14 only, and none for Claude Opus 4 / 4.1, Sonnet 4 and the 3.x models, so batch requests before that
+# date (or of those models) were priced at the full standard rate, twice the bill (a break test; providers.md 12
+# finds the same gap in LiteLLM's GPT-5 rows). Section 11 of providers.md: batch prices are multipliers, not rows.
+# Keyed by cachemeter provider name.
+BATCH_DISCOUNTS: dict[str, BatchDiscount] = {
+    "anthropic": BatchDiscount(Decimal("0.5"), tuple(PRICE_COLUMNS),
+                               "providers.md 3.3: Message Batches API, 50 % on everything including cache writes and reads"),
+    "openai": BatchDiscount(Decimal("0.5"), ("input_per_mtok", "output_per_mtok"),
+                            "providers.md 1.5: Batch API, 50 % of standard input and output"),
+    "gemini": BatchDiscount(Decimal("0.5"), ("input_per_mtok", "output_per_mtok"),
+                            "providers.md 4.2: Gemini Batch API, 50 %"),
+}
+
+# A Claude model's 1-hour cache write costs 2x its input price (Anthropic's pricing page, providers.md 3.3; Bedrock
+# uses Anthropic's multipliers, 5.3). Where the catalogue lists no 1-hour price for a Claude model (Vertex's Claude 4,
+# Bedrock's regional Claude 4 profiles, OpenRouter's Claude models), genai-prices' inheritance would bill it at the
+# 5-minute rate (providers.md 13, pitfall 7; a break test): such rows take 2x input instead.
+ONE_HOUR_WRITE_TO_INPUT = Decimal(2)
 
 
 class PriceOverrideError(ValueError):
@@ -106,7 +143,14 @@ def _model_rows(provider: str, model: gp.ModelInfo, source: str) -> list[_Row]:
         window = _time_window(conditional.constraint)
         base = dict(provider=provider, price_model=model.id, effective_to=min(later) if later else None,
                     utc_time_from=window[0], utc_time_to=window[1], priority=0, price_source=source)
-        rows += _tier_rows(conditional.prices.__dict__, base, "standard", starts[index], index * 1000 + 999)
+        standard = _tier_rows(conditional.prices.__dict__, base, "standard", starts[index], index * 1000 + 999,
+                              _is_claude(model.id))
+        rows += standard
+        batch_from = [max(starts[index], v.constraint.start_date if isinstance(v.constraint, gp.StartDateConstraint)
+                          else EPOCH) for v in model.price_variants or [] if _variant_name(v.when) == "batch"]
+        if not batch_from or min(batch_from) > starts[index]:  # no catalogue batch price from this row's first day
+            # below the catalogue's own batch rows of the same conditional (precedence ...999 - v_index)
+            rows += _batch_rows(standard, index * 1000 + 500)
         for v_index, variant in enumerate(model.price_variants or []):
             name = _variant_name(variant.when)
             if name is None or isinstance(variant.constraint, gp.TimeOfDateConstraint):
@@ -114,8 +158,32 @@ def _model_rows(provider: str, model: gp.ModelInfo, source: str) -> list[_Row]:
             merged = {**conditional.prices.__dict__,
                       **{k: v for k, v in variant.prices.__dict__.items() if v is not None}}
             v_start = variant.constraint.start_date if isinstance(variant.constraint, gp.StartDateConstraint) else EPOCH
-            rows += _tier_rows(merged, base, name, max(starts[index], v_start), index * 1000 + 999 - v_index)
+            rows += _tier_rows(merged, base, name, max(starts[index], v_start), index * 1000 + 999 - v_index,
+                               _is_claude(model.id))
     return rows
+
+
+def _is_claude(model_id: str) -> bool:
+    """Whether a catalogue model id names one of Anthropic's Claude models, under any provider (Bedrock, Vertex,
+    OpenRouter ids carry ``claude``)."""
+    return "claude" in model_id.lower()
+
+
+def _batch_rows(standard: list[_Row], precedence: int) -> list[_Row]:
+    """Batch rows derived from ``standard`` rows by their provider's documented discount (``BATCH_DISCOUNTS``); none
+    for a provider without one. Prices keep 9 decimals (half-even)."""
+    if not standard or standard[0].provider not in BATCH_DISCOUNTS:
+        return []
+    discount = BATCH_DISCOUNTS[standard[0].provider]
+    derived = []
+    for row in standard:
+        prices = tuple(None if price is None else
+                       (price * discount.factor).quantize(PRICE_QUANTUM, rounding=ROUND_HALF_EVEN)
+                       if column in discount.classes else price
+                       for column, price in zip(PRICE_COLUMNS, row.prices))
+        derived.append(replace(row, price_variant="batch", prices=prices, precedence=precedence,
+                               price_source=f"{row.price_source}; batch: {discount.source}"))
+    return derived
 
 
 def _variant_name(when: dict) -> str | None:
@@ -131,8 +199,10 @@ def _time_window(constraint) -> tuple:
     return None, None
 
 
-def _tier_rows(prices: dict, base: dict, variant: str, effective_from: date, precedence: int) -> list[_Row]:
-    """One row per long-context tier; each class priced as genai-prices would (parent-class inheritance)."""
+def _tier_rows(prices: dict, base: dict, variant: str, effective_from: date, precedence: int,
+               claude: bool = False) -> list[_Row]:
+    """One row per long-context tier; each class priced as genai-prices would (parent-class inheritance), but a
+    Claude model's missing 1-hour write price (``claude``), which is ``ONE_HOUR_WRITE_TO_INPUT`` times input."""
     keys = {"input": prices.get("input_mtok"), "cache_read": prices.get("cache_read_mtok"),
             "cache_write": prices.get("cache_write_mtok"), "cache_write_1h": prices.get("cache_write_1h_mtok"),
             "output": prices.get("output_mtok")}
@@ -145,7 +215,8 @@ def _tier_rows(prices: dict, base: dict, variant: str, effective_from: date, pre
         inp = at["input"]
         read = at["cache_read"] if at["cache_read"] is not None else inp
         write = at["cache_write"] if at["cache_write"] is not None else inp
-        write_1h = at["cache_write_1h"] if at["cache_write_1h"] is not None else write
+        write_1h = (at["cache_write_1h"] if at["cache_write_1h"] is not None
+                    else inp * ONE_HOUR_WRITE_TO_INPUT if claude and inp is not None else write)
         rows.append(_Row(price_variant=variant, effective_from=effective_from, tier_start_tokens=start,
                          prices=(inp, read, write, write_1h, at["output"]), precedence=precedence, **base))
     return rows
@@ -167,14 +238,16 @@ def _price_at(price, tier_start: int) -> Decimal | None:
 
 
 def read_overrides(path: Path) -> pa.Table:
-    """Parse a ``--prices`` CSV into ``core.prices`` rows (priority 1: overrides win from their date on).
+    """Parse a ``--prices`` CSV into ``core.prices`` rows (priority 1: overrides win from their date on), with a
+    batch row beside each row of a provider with a documented batch discount (``BATCH_DISCOUNTS``).
 
     Columns, exactly: ``provider,model,effective_from,input_per_mtok,cache_read_per_mtok,
     cache_write_5m_per_mtok,cache_write_1h_per_mtok,output_per_mtok`` (USD per million tokens;
-    empty cell = not offered). Raises ``PriceOverrideError`` naming the file and line; two rows for
-    the same provider, model (as priced: aliases of one catalogue model are the same) and
-    ``effective_from`` with different prices are a conflict naming both lines; an identical repeat is
-    kept once.
+    empty cell = not offered), optionally followed by ``price_variant`` (``VARIANTS``; empty = standard). A batch row
+    stated for a provider, model and ``effective_from`` replaces the one derived from that standard row. Raises
+    ``PriceOverrideError`` naming the file and line; two rows for the same provider, model (as priced: aliases of one
+    catalogue model are the same), ``effective_from`` and variant with different prices are a conflict naming both
+    lines; an identical repeat is kept once.
     """
     path = Path(path)
     if not path.is_file():
@@ -182,11 +255,17 @@ def read_overrides(path: Path) -> pa.Table:
     with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle)
         header = next(reader, None)
-        if header is None or [h.strip() for h in header] != OVERRIDE_COLUMNS:
-            raise PriceOverrideError(f"{path}:1: header must be exactly {','.join(OVERRIDE_COLUMNS)}; got {header}")
-        rows = [_override_row(path, number, record) for number, record in enumerate(reader, start=2)
+        columns = [h.strip() for h in header] if header is not None else None
+        if columns not in (OVERRIDE_COLUMNS, OVERRIDE_COLUMNS + [VARIANT_COLUMN]):
+            raise PriceOverrideError(f"{path}:1: header must be exactly {','.join(OVERRIDE_COLUMNS)} (optionally "
+                                     f"followed by ,{VARIANT_COLUMN}); got {header}")
+        rows = [_override_row(path, number, record, columns) for number, record in enumerate(reader, start=2)
                 if any(cell.strip() for cell in record)]
-    return _to_table(_without_repeats(path, rows))
+    kept = _without_repeats(path, rows)
+    stated = {(row.provider, row.price_model, row.effective_from) for row in kept if row.price_variant == "batch"}
+    return _to_table(kept + [batch for row in kept if row.price_variant == "standard"
+                             and (row.provider, row.price_model, row.effective_from) not in stated
+                             for batch in _batch_rows([row], row.precedence)])
 
 
 def _without_repeats(path: Path, rows: list[_Row]) -> list[_Row]:
@@ -194,14 +273,15 @@ def _without_repeats(path: Path, rows: list[_Row]) -> list[_Row]:
     first: dict[tuple, _Row] = {}
     kept = []
     for row in rows:
-        key = (row.provider, row.price_model, row.effective_from)
+        key = (row.provider, row.price_model, row.effective_from, row.price_variant)
         earlier = first.setdefault(key, row)
         if earlier is row:
             kept.append(row)
         elif earlier.prices != row.prices:
             raise PriceOverrideError(
                 f"{path}:{_line_of(earlier)} and {path}:{_line_of(row)}: conflicting prices for {row.provider} "
-                f"{row.price_model} from {row.effective_from}; keep one row per provider, model and effective_from")
+                f"{row.price_model}{'' if row.price_variant == 'standard' else ' (' + row.price_variant + ')'} from "
+                f"{row.effective_from}; keep one row per provider, model and effective_from")
     return kept
 
 
@@ -209,11 +289,14 @@ def _line_of(row: _Row) -> str:
     return row.price_source.rsplit(":", 1)[1]
 
 
-def _override_row(path: Path, number: int, record: list[str]) -> _Row:
+def _override_row(path: Path, number: int, record: list[str], columns: list[str]) -> _Row:
     where = f"{path}:{number}"
-    if len(record) != len(OVERRIDE_COLUMNS):
-        raise PriceOverrideError(f"{where}: expected {len(OVERRIDE_COLUMNS)} cells, got {len(record)}")
-    cells = dict(zip(OVERRIDE_COLUMNS, (c.strip() for c in record)))
+    if len(record) != len(columns):
+        raise PriceOverrideError(f"{where}: expected {len(columns)} cells, got {len(record)}")
+    cells = dict(zip(columns, (c.strip() for c in record)))
+    variant = cells.get(VARIANT_COLUMN) or "standard"
+    if variant not in VARIANTS:
+        raise PriceOverrideError(f"{where}: {VARIANT_COLUMN} {variant!r} must be one of {', '.join(VARIANTS)} (empty: standard)")
     provider = normalise_provider(cells["provider"])
     if not provider or not cells["model"]:
         raise PriceOverrideError(f"{where}: provider and model are required")
@@ -235,7 +318,7 @@ def _override_row(path: Path, number: int, record: list[str]) -> _Row:
             raise PriceOverrideError(
                 f"{where}: {column} {text!r} must be a non-negative USD per million tokens below 1e9 with at most 9 decimals")
         prices.append(value)
-    return _Row(provider=provider, price_model=resolve_price_model(provider, cells["model"]), price_variant="standard",
+    return _Row(provider=provider, price_model=resolve_price_model(provider, cells["model"]), price_variant=variant,
                 effective_from=effective_from, effective_to=None, utc_time_from=None, utc_time_to=None,
                 tier_start_tokens=0, prices=tuple(prices), priority=1, precedence=effective_from.toordinal(),
                 price_source=f"override {path.name}:{number}")

@@ -33,11 +33,13 @@ keyed as (
     from usage_keys k
 ),
 -- each key's candidate rows best first; a request takes the first whose long-context tier and
--- time-of-day window hold it
+-- time-of-day window hold it. The wanted variant comes before an override: a priority or flex request of an
+-- overridden model takes the catalogue's priority or flex price where it has one (an override states standard
+-- rates; its batch rates are derived beside it, lib/prices.BATCH_DISCOUNTS)
 candidate_lists as (
     select
         k.provider, k.price_model, k.day, k.wanted_variant,
-        list(p order by p.priority desc, (p.price_variant = k.wanted_variant) desc, p.precedence desc,
+        list(p order by (p.price_variant = k.wanted_variant) desc, p.priority desc, p.precedence desc,
                         p.effective_from desc, p.tier_start_tokens desc) as candidates
     from (select distinct provider, price_model, day, wanted_variant from keyed) k
     join core.prices p

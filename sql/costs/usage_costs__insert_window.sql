@@ -4,8 +4,8 @@
 -- whose effective_from is on or before the request's UTC day and whose UTC time-of-day window (if
 -- any) holds the request time; the long-context tier is chosen from the whole prompt of one request
 -- (all four input classes: tier applies when tier_prompt_tokens > tier_start_tokens, as in
--- genai-prices; a usage bucket uses its reported context window) and then prices every class. Overrides beat the catalogue; a matching variant (batch, priority, flex)
--- beats standard; among the rest the highest precedence (latest active) and highest tier win.
+-- genai-prices; a usage bucket uses its reported context window) and then prices every class. A matching variant (batch, priority, flex) beats standard;
+-- then overrides beat the catalogue; among the rest the highest precedence (latest active) and highest tier win.
 -- A request with tokens in a class that has no price stays unpriced (costs null, never zero).
 --
 -- Billed cost is the truth where the log has it: a priced row that carries what the source billed

@@ -75,6 +75,10 @@ CASE_PRICE_KEY = {"C01": ("openai", "gpt-4o-2024-08-06"), "C02": ("anthropic", "
                   "C12": ("anthropic", "claude-sonnet-4-5"), "C13": ("azure", "gpt-4o-2024-11-20"),
                   "C14": ("deepseek", "deepseek-chat"), "C15": ("openai", "gpt-5.4-pro"),
                   "C16": ("anthropic", "claude-3-5-sonnet-20241022"), "C17": ("gemini", "gemini-flash-lite-latest")}
+# the variant a case's prices_per_mtok are: C12's are Anthropic's batch rates (its notes: "batch input $1.50, batch
+# cache read $0.15"), so they are stated as the override's batch row; a standard row would be halved for the batch
+# request as the batch discount (lib/prices.BATCH_DISCOUNTS)
+CASE_PRICE_VARIANT = {"C12": "batch"}
 
 
 def test_all_cost_cases_from_public_bug_reports_reproduce_exactly(tmp_path, shared):
@@ -95,6 +99,7 @@ def test_all_cost_cases_from_public_bug_reports_reproduce_exactly(tmp_path, shar
         if case["prices_per_mtok"]:
             provider, model = CASE_PRICE_KEY[case["case"]]
             price_rows.append({"provider": provider, "model": model, "effective_from": str(day),
+                               "price_variant": CASE_PRICE_VARIANT.get(case["case"], ""),
                                **{PRICE_KEYS[k]: repr(v) for k, v in case["prices_per_mtok"].items()}})
     db = run_pipeline(tmp_path, logs, write_prices(tmp_path / "prices.csv", price_rows))
     for case in cases:

@@ -9,7 +9,7 @@ select
     'bedrock' as inferred_provider,
     ['$.usage']::varchar[] as usage_roots,
     [s.b -> '$.usage']::json[] as usage_objects,
-    ['inputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'cacheDetails', 'outputTokens', 'totalTokens', 'cacheReadInputTokenCount', 'cacheWriteInputTokenCount']::varchar[] as usage_known,
+    ['inputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'cacheDetails', 'cacheDetails[*].inputTokens', 'outputTokens', 'totalTokens', 'cacheReadInputTokenCount', 'cacheWriteInputTokenCount']::varchar[] as usage_known,
     v.usage.inputTokens as v_uncached,
     v.usage.cacheReadInputTokens as v_read,
     v.usage.cacheWriteInputTokens as v_write,

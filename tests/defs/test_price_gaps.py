@@ -1,0 +1,86 @@
+"""Where the catalogue has no price for what a request used: a provider's documented batch discount, a Claude
+model's 1-hour cache write, and an override's batch and priority requests (lib/prices.BATCH_DISCOUNTS,
+ONE_HOUR_WRITE_TO_INPUT; sql/costs/price_choices__create.sql). Each case is a break test's record, priced end to end."""
+
+from decimal import Decimal
+
+import pytest
+
+from tests.conftest import query, run_pipeline, write_jsonl, write_prices
+
+M = Decimal(1_000_000)
+
+
+def anthropic(request_id: str, ts: str, model: str, tier: str | None = None, write_1h: int = 0) -> dict:
+    usage = {"input_tokens": 100, "cache_creation_input_tokens": 2000 + write_1h,
+             "cache_creation": {"ephemeral_5m_input_tokens": 2000, "ephemeral_1h_input_tokens": write_1h},
+             "cache_read_input_tokens": 10000, "output_tokens": 1000}
+    if tier:
+        usage["service_tier"] = tier
+    return {"ts": ts, "provider": "anthropic", "model": model, "request_id": request_id,
+            "response": {"type": "message", "model": model, "usage": usage}}
+
+
+def gpt5(request_id: str, tier: str) -> dict:
+    return {"ts": "2026-11-27T09:00:00Z", "provider": "openai", "model": "gpt-5", "request_id": request_id,
+            "response": {"object": "chat.completion", "model": "gpt-5", "service_tier": tier,
+                         "usage": {"prompt_tokens": 10000, "completion_tokens": 1000,
+                                   "prompt_tokens_details": {"cached_tokens": 5000}}}}
+
+
+@pytest.fixture(scope="module")
+def costs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("price_gaps")
+    logs = tmp / "logs"
+    write_jsonl(logs / "a.jsonl", [
+        anthropic("opus-batch", "2026-11-27T09:00:00Z", "claude-opus-4-1-20250805", "batch"),
+        anthropic("sonnet-batch-sep", "2026-09-27T09:00:00Z", "claude-sonnet-4-5", "batch"),
+        anthropic("sonnet-batch-nov", "2026-11-27T09:00:00Z", "claude-sonnet-4-5", "batch"),
+        {"ts": "2026-11-27T09:00:00Z", "provider": "gemini", "model": "claude-sonnet-4@20250514", "request_id": "vertex-1h",
+         "response": {"type": "message", "model": "claude-sonnet-4@20250514", "usage": {
+             "input_tokens": 100, "cache_creation_input_tokens": 10000, "cache_read_input_tokens": 0, "output_tokens": 100,
+             "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 10000}}}},
+        {"ts": "2026-11-27T09:00:00Z", "provider": "bedrock", "model": "us.anthropic.claude-sonnet-4-20250514-v1:0",
+         "request_id": "bedrock-1h", "response": {"output": {"message": {"role": "assistant", "content": [{"text": "x"}]}},
+                                                  "usage": {"inputTokens": 20, "outputTokens": 300, "cacheReadInputTokens": 4000,
+                                                            "cacheWriteInputTokens": 2000,
+                                                            "cacheDetails": [{"ttl": "1h", "inputTokens": 2000}]}}},
+        gpt5("gpt5-priority", "priority"),
+        gpt5("gpt5-batch", "batch"),
+    ])
+    # restates gpt-5's catalogue standard rates from 2026-11-01 (the break test's override)
+    prices = write_prices(tmp / "prices.csv", [{"provider": "openai", "model": "gpt-5", "effective_from": "2026-11-01",
+                                                "input_per_mtok": "1.25", "cache_read_per_mtok": "0.125", "output_per_mtok": "10"}])
+    db = run_pipeline(tmp, logs, prices)
+    return {r[0]: r[1:] for r in query(db, "select c.request_id, c.price_variant, c.cost_usd, c.price_source, u.usage_issue "
+                                           "from core.usage_costs c join core.usage u using (request_id)")}
+
+
+def test_batch_requests_without_a_catalogue_batch_price_cost_half(costs):
+    # Anthropic Message Batches: 50 % on everything including cache writes and reads (providers.md 3.3). Opus 4.1 has
+    # no batch price in genai-prices 0.2.3; Sonnet 4.5's starts 2026-10-14. 100 input, 2,000 5m writes, 10,000 reads,
+    # 1,000 output: Opus 4.1 at $7.50 / $9.375 / $0.75 / $37.50, Sonnet 4.5 at $1.50 / $1.875 / $0.15 / $7.50
+    assert costs["opus-batch"][:2] == ("batch", (100 * Decimal("7.5") + 2000 * Decimal("9.375") + 10000 * Decimal("0.75")
+                                                 + 1000 * Decimal("37.5")) / M) == ("batch", Decimal("0.0645"))
+    sonnet = (100 * Decimal("1.5") + 2000 * Decimal("1.875") + 10000 * Decimal("0.15") + 1000 * Decimal("7.5")) / M
+    assert costs["sonnet-batch-sep"][:2] == costs["sonnet-batch-nov"][:2] == ("batch", sonnet) == ("batch", Decimal("0.0129"))
+    assert "batch: providers.md 3.3" in costs["sonnet-batch-sep"][2]
+    assert "batch:" not in costs["sonnet-batch-nov"][2]  # the catalogue's own batch price from 2026-10-14
+
+
+def test_claude_1_hour_writes_without_a_catalogue_price_cost_twice_input(costs):
+    # Anthropic's 1-hour write is 2x input (providers.md 3.3; Bedrock uses Anthropic's multipliers, 5.3): Claude
+    # Sonnet 4 at $3 input, $0.30 read, $15 output, so $6, not the 5-minute $3.75 genai-prices' inheritance gives
+    assert costs["vertex-1h"][1] == (100 * 3 + 10000 * 6 + 100 * 15) / M == Decimal("0.0618")
+    assert costs["bedrock-1h"][1] == (20 * 3 + 4000 * Decimal("0.3") + 2000 * 6 + 300 * 15) / M == Decimal("0.01776")
+    assert costs["bedrock-1h"][3] is None  # cacheDetails is priced, not flagged "not mapped to a token class"
+
+
+def test_an_override_keeps_the_catalogues_priority_price_and_gets_its_batch_discount(costs):
+    # a priority request of an overridden model: the catalogue's gpt-5 priority price ($2.50 / $0.25 / $20), not the
+    # override's standard rates (half the bill); a batch request: the override's rates, input and output halved
+    # (OpenAI Batch API, providers.md 1.5). 5,000 uncached, 5,000 read, 1,000 output
+    assert costs["gpt5-priority"][:2] == ("priority", (5000 * Decimal("2.5") + 5000 * Decimal("0.25") + 1000 * 20) / M)
+    assert costs["gpt5-priority"][1] == Decimal("0.03375")
+    assert costs["gpt5-batch"][:2] == ("batch", (5000 * Decimal("0.625") + 5000 * Decimal("0.125") + 1000 * 5) / M)
+    assert costs["gpt5-batch"][2].startswith("override prices.csv:2; batch: providers.md 1.5")
