@@ -270,7 +270,7 @@ def parse_sse(text: str) -> list:
         elif raw == "" and data_lines:
             payload = "\n".join(data_lines)
             data_lines = []
-            if payload.strip() == "[DONE]":
+            if payload.strip() in ("[DONE]", ""):
                 continue
             try:
                 events.append(json.loads(payload))
@@ -283,10 +283,17 @@ def fold_stream(record: dict) -> dict:
     """The final body of a streamed response, kept inside the record's envelope when it has one.
 
     Returns ``{"stream_error": reason}`` in place of the body when the stream has no usage (for
-    example an OpenAI stream recorded without ``include_usage``), so the SQL quarantines it.
+    example an OpenAI stream recorded without ``include_usage``) or is damaged (an event that is not JSON, an
+    Anthropic stream without its closing usage), so the SQL quarantines it.
     """
     events = record["stream_events"] if isinstance(record.get("stream_events"), list) else parse_sse(record["response_sse"])
-    body = {**_fold_events([e for e in events if isinstance(e, dict)]), "_stream": True}
+    damaged = next((n for n, e in enumerate(events, start=1) if isinstance(e, str)), None)
+    # a break test: an Anthropic stream whose message_delta was cut mid-JSON was accepted with message_start's
+    # placeholder output count (1 token for 4,000); the payload is not quoted (it may hold the response's text)
+    body = ({"stream_error": f"event {damaged} of {len(events)} is not JSON: the stream was cut short or damaged, so "
+                             "its usage cannot be told"} if damaged is not None
+            else _fold_events([e for e in events if isinstance(e, dict)]))
+    body = {**body, "_stream": True}
     envelope = {k: v for k, v in record.items() if k not in ("stream_events", "response_sse")}
     return {**envelope, "response": body} if envelope else body
 
@@ -298,9 +305,12 @@ def _fold_events(events: list[dict]) -> dict:
         if not isinstance(message.get("usage"), dict):
             return {"stream_error": "message_start carries no usage object"}
         usage = dict(message["usage"])
-        for event in events:
-            if event.get("type") == "message_delta" and isinstance(event.get("usage"), dict):
-                usage.update({k: v for k, v in event["usage"].items() if v is not None})
+        deltas = [e["usage"] for e in events if e.get("type") == "message_delta" and isinstance(e.get("usage"), dict)]
+        if not deltas:  # message_start's output_tokens is a placeholder; the bill is in the closing message_delta
+            return {"stream_error": "Anthropic stream without a message_delta carrying usage: cut short after "
+                                    "message_start, whose output count is a placeholder"}
+        for delta in deltas:
+            usage.update({k: v for k, v in delta.items() if v is not None})
         return {**message, "usage": usage}
     completed = next((e["response"] for e in reversed(events)  # Responses: completed, or cut short but billed
                       if e.get("type") in ("response.completed", "response.incomplete", "response.failed")

@@ -635,8 +635,7 @@ def _read_parquet(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Tab
         for batch in handle.iter_batches(batch_size=100_000):
             table = _json_ready(pa.Table.from_batches([batch]))
             if _has_non_finite(table):  # NaN / inf stay visible as text (rejected), never read as 0 or null
-                encoded = [json.dumps({k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v)
-                                       for k, v in row.items() if v is not None}, default=str)
+                encoded = [json.dumps({k: _finite_or_text(v) for k, v in row.items() if v is not None}, default=str)
                            for row in table.to_pylist()]
             else:
                 encoded = pl.from_arrow(table).select(pl.struct(pl.all()).struct.json_encode()).to_series().to_list()
@@ -648,10 +647,35 @@ def _read_parquet(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Tab
 
 
 def _has_non_finite(table: pa.Table) -> bool:
+    """Whether a float anywhere in ``table``, inside structs and lists too, is NaN or infinite (a break test: polars
+    encoded a NaN inside a struct as null, and the count was read as 0)."""
+    return any(_column_has_non_finite(c) for c in table.columns)
+
+
+def _column_has_non_finite(column: pa.Array | pa.ChunkedArray) -> bool:
     import pyarrow.compute as pc
 
-    return any(pa.types.is_floating(f.type) and pc.any(pc.invert(pc.is_finite(c))).as_py()
-               for f, c in zip(table.schema, table.columns))
+    kind = column.type
+    if pa.types.is_floating(kind):
+        return bool(pc.any(pc.invert(pc.is_finite(column))).as_py())
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    if pa.types.is_struct(kind):
+        return any(_column_has_non_finite(chunk.field(i)) for chunk in chunks for i in range(kind.num_fields))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return any(_column_has_non_finite(chunk.flatten()) for chunk in chunks)
+    return False
+
+
+def _finite_or_text(value):
+    """``value`` with every NaN or infinite float, at any depth, as its text (``"nan"``, ``"inf"``): rejected where a
+    count is due, never read as 0 or null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite_or_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite_or_text(v) for v in value]
+    return value
 
 
 def _json_ready(table: pa.Table) -> pa.Table:

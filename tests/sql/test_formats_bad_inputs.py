@@ -108,3 +108,44 @@ def test_a_json_file_holding_json_lines_and_an_empty_report_page(tmp_path):
     write_jsonl(tmp_path / "logs" / "report.jsonl", [{"data": [], "has_more": False, "next_page": None}])
     conn, results = stage(tmp_path, tmp_path / "logs")
     assert {r.source_file: (r.rows_in, r.rows_accepted) for r in results} == {"lines.json": (2, 2), "report.jsonl": (0, 0)}
+
+
+def test_a_nan_inside_a_parquet_struct_is_rejected_not_read_as_zero(tmp_path):
+    # a break test: a NaN or inf count inside a nested struct (the response object) was encoded as null by polars and
+    # the row accepted with 0 cache reads; only top-level float columns were checked
+    (tmp_path / "logs").mkdir()
+    usage = pa.struct([("input_tokens", pa.float64()), ("cache_read_input_tokens", pa.float64()), ("output_tokens", pa.float64())])
+    response = pa.struct([("id", pa.string()), ("type", pa.string()), ("model", pa.string()), ("usage", usage)])
+    message = lambda rid, read: {"id": rid, "type": "message", "model": "claude-sonnet-4-5-20250929",  # noqa: E731
+                                 "usage": {"input_tokens": 50.0, "cache_read_input_tokens": read, "output_tokens": 400.0}}
+    pq.write_table(pa.table({"ts": ["2026-11-20T09:15:02Z"] * 3, "response": pa.array(
+        [message("m0", float("nan")), message("m1", float("inf")), message("m2", 20.0)], response)}),
+        tmp_path / "logs" / "nested.parquet")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert (results[0].rows_in, results[0].rows_accepted, results[0].rows_quarantined) == (3, 1, 2)
+    assert rows(conn, "select request_id, cache_read_tokens from core.usage") == [("m2", 20)]
+    assert sorted(r[0] for r in rows(conn, "select reason from core.quarantine")) == [
+        'cache read tokens is a string, not a number ("inf")', 'cache read tokens is a string, not a number ("nan")']
+
+
+def test_a_cut_short_anthropic_stream_is_quarantined_not_billed_at_its_placeholder(tmp_path):
+    # break tests: a message_delta cut mid-JSON, and a stream ending after message_start, were accepted with
+    # message_start's placeholder output count (1 token for 4,000); the payload is never quoted
+    start = ('event: message_start\ndata: {"type":"message_start","message":{"id":"%s","type":"message","role":"assistant",'
+             '"model":"claude-sonnet-4-5-20250929","content":[],"usage":{"input_tokens":50,"cache_read_input_tokens":20000,'
+             '"cache_creation_input_tokens":0,"output_tokens":1}}}\n\n')
+    delta = 'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":4000%s\n\n'
+    stop = 'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "cut.sse").write_text(start % "cut" + delta % "" + stop)
+    (tmp_path / "logs" / "ended.sse").write_text(start % "ended")
+    (tmp_path / "logs" / "whole.sse").write_text(start % "whole" + delta % "}}" + stop)
+    (tmp_path / "logs" / "source.yaml").write_text("ts: 2026-11-20T09:00:00Z\n")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert {r.source_file: (r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results} == {
+        "cut.sse": (1, 0, 1), "ended.sse": (1, 0, 1), "whole.sse": (1, 1, 0)}
+    assert rows(conn, "select request_id, output_tokens from core.usage") == [("whole", 4000)]
+    assert rows(conn, "select source_file, reason from core.quarantine order by 1") == [
+        ("cut.sse", "event 2 of 3 is not JSON: the stream was cut short or damaged, so its usage cannot be told"),
+        ("ended.sse", "Anthropic stream without a message_delta carrying usage: cut short after message_start, "
+                      "whose output count is a placeholder")]
