@@ -37,8 +37,10 @@ FILLED = ("sql/ingest/shaped_items__create.sql", "sql/ingest/validated_items__cr
           "sql/ingest/staged_items__supersede_snapshots.sql", "sql/ingest/duplicate_copies__create.sql")
 EXTRA_PROBES = (("_stream",),)  # a folded stream's marker (pipelines/ingest/containers.py), read beside the ladder
 # the fields the fast lane reads itself (any other field of a fast-lane format defers the line when present)
+# "total" is read and checked plain only: the lane's arithmetic does not use it (a format that checks its total,
+# total_is_sum, stays out of the lane), and rows whose total holds thinking (thinking_only_in_total) are deferred
 LANE_COUNTS = ("prompt", "extra_prompt", "uncached", "read", "write", "write_5m", "write_1h", "output", "output_extra",
-               "reasoning")
+               "reasoning", "total")
 LANE_TEXTS = ("model", "id", "iso", "tier")
 LANE_JSON = ("epoch",)
 LANE_MS = ("latency_ms",)  # whole milliseconds, read and checked as a count (any other latency field defers)
@@ -251,6 +253,7 @@ def _equals_paths(when: dict):
 
 OPTION_COLUMNS = {  # option -> (column, SQL type)
     "reasoning_beside_output": ("reasoning_beside_output", "varchar[]"),
+    "thinking_only_in_total": ("thinking_only_in_total", "varchar[]"),
     "output_optional": ("output_optional", "boolean"),
     "reasoning_may_exceed_output": ("reasoning_may_exceed_output", "boolean"),
     "total_is_sum": ("total_is_sum", "boolean"),
@@ -439,6 +442,9 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
     odd = [f.name for f in lane if f.convention not in ("inclusive", "additive")]
     if odd:
         raise ValueError(f"the fast lane reads inclusive and additive formats only, not {odd}")
+    checked = [f.name for f in lane if f.options["total_is_sum"]]
+    if checked:
+        raise ValueError(f"the fast lane does not check totals (total_is_sum): {checked}")
     roots = lane_usage_roots(lane)
     schema = LaneSchema(lane_schema(decl))
     schema.roots = frozenset(r_[0] for r_ in roots)
@@ -494,6 +500,7 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
         "valued": valued,
         "plain_checks": checks,
         "reasoning_beside": lane_reasoning_beside(lane),
+        "thinking_only_in_total": lane_thinking_only_in_total(lane),
     }
 
 
@@ -695,6 +702,14 @@ def lane_reasoning_beside(lane: list[Format]) -> list[str]:
     terms = [f"(c.source_format = '{f.name}' and c.provider in ({sql_list(f.options['reasoning_beside_output'])}))"
              for f in lane if f.options["reasoning_beside_output"]]
     return [" or ".join(terms) or "false"]
+
+
+def lane_thinking_only_in_total(lane: list[Format]) -> list[str]:
+    """Whether a row's provider leaves thinking out of its output count but in its total (format and provider): the
+    lane does not read totals, so such rows go to the general normaliser, which adds the gap to the output."""
+    terms = [f"(c.source_format = '{f.name}' and c.provider in ({sql_list(f.options['thinking_only_in_total'])}))"
+             for f in lane if f.options["thinking_only_in_total"]]
+    return [f"and not coalesce({' or '.join(terms) or 'false'}, false)"]
 
 
 def _rows(items: list[str], per_line: int) -> list[str]:

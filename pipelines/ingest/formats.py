@@ -23,6 +23,8 @@ KINDS = ("count", "json", "text", "lower", "flag", "truthy", "raw")
 # per-format options and their defaults (what the shared normaliser does unless a format says otherwise)
 OPTIONS = {
     "reasoning_beside_output": [],  # providers whose reasoning count is reported beside output, not inside
+    # providers whose output count leaves out thinking that the reported total counts: the gap is output (reasoning)
+    "thinking_only_in_total": [],
     "output_optional": False,  # a missing output count is 0 (Gemini omits candidatesTokenCount when empty)
     "reasoning_may_exceed_output": False,  # reasoning is output beside the output count (Gemini thoughts)
     "total_is_sum": False,  # the reported total must equal prompt + output (a key not read carries tokens)

@@ -16,6 +16,7 @@ select
     null::varchar[] as usage_known,
     null::json[] as usage_objects,
     null::varchar[] as reasoning_beside_output,
+    null::varchar[] as thinking_only_in_total,
     null::boolean as output_optional,
     null::boolean as reasoning_may_exceed_output,
     null::boolean as total_is_sum,

@@ -29,8 +29,11 @@ counted as (
         coalesce(token_value(v.v_write_1h), write_of_ttl(v.v_write_by_ttl, '1h'), 0) as n_write_1h,
         token_value(v.v_write) as n_write_reported,
         output_of(token_value(v.v_output), token_value(v.v_output_extra), token_value(v.v_reasoning),
-                  list_contains(v.reasoning_beside_output, v.provider)) as n_output,
-        token_value(v.v_reasoning) as n_reasoning,
+                  list_contains(v.reasoning_beside_output, v.provider))
+            + thinking_gap(token_value(v.v_total), token_value(v.v_prompt), token_value(v.v_output),
+                           list_contains(v.thinking_only_in_total, v.provider)) as n_output,
+        coalesce(token_value(v.v_reasoning), nullif(thinking_gap(token_value(v.v_total), token_value(v.v_prompt),
+            token_value(v.v_output), list_contains(v.thinking_only_in_total, v.provider)), 0)) as n_reasoning,
         token_value(v.v_total) as n_total
     from validated_items v
     left join unmapped_usage u using (source_line, source_item)  -- keys no class maps (kept beside the row)

@@ -558,3 +558,25 @@ def test_a_json_array_file_reads_each_record_as_a_jsonl_file_does(tmp_path):
     assert [(r.source_file, r.rows_in, r.rows_accepted) for r in results] == [("a.jsonl", 1, 1), ("b.json", 3, 3)]
     assert rows(conn, "select request_id, prompt_tokens from core.usage order by request_id") == [
         ("array", 100), ("deep", 2000), ("good", 2000), ("line", 100)]
+
+
+def test_gemini_through_the_openai_endpoint_bills_the_thinking_its_total_counts(tmp_path):
+    # a break test: through Gemini's OpenAI-compatibility endpoint completion_tokens leaves out thinking while
+    # total_tokens counts it (providers.md 4.1 and pitfall 11): 1,000 + 100 with a total of 1,600 is 500 thinking
+    # tokens of output, which were lost. OpenAI's own total is not read so (its gap would be another key's).
+    chat = lambda rid, provider, model: {  # noqa: E731
+        "ts": TS, "provider": provider, "model": model, "request_id": rid, "response": {
+            "object": "chat.completion", "model": model,
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1600}}}
+    write_jsonl(tmp_path / "logs" / "a.jsonl", [chat("gemini", "gemini", "gemini-2.5-flash"),
+                                                chat("openai", "openai", "gpt-4.1-mini"),
+                                                {**chat("even", "gemini", "gemini-2.5-flash"), "response": {
+                                                    "object": "chat.completion", "model": "gemini-2.5-flash",
+                                                    "usage": {"prompt_tokens": 1000, "completion_tokens": 100,
+                                                              "total_tokens": 1100}}}])
+    for fast_lane in (True, False):
+        (tmp_path / str(fast_lane)).mkdir()
+        conn = warehouse.connect(tmp_path / str(fast_lane) / "w.duckdb")
+        ingest.stage_logs(conn, tmp_path / "logs", fast_lane=fast_lane)
+        assert rows(conn, "select request_id, prompt_tokens, output_tokens, reasoning_tokens from core.usage order by 1") == [
+            ("even", 1000, 100, None), ("gemini", 1000, 600, 500), ("openai", 1000, 100, None)], fast_lane
