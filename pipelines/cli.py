@@ -96,6 +96,11 @@ def run(
 
     # the side process imports the report's libraries and Great Expectations (seconds) on the other core while
     # this one imports Dagster and stages; the days' checks validate there and the report is rendered there
+    try:  # the variables first: the definitions read some as they are imported (CACHEMETER_PARTITIONS_START)
+        options.check_environment()
+    except ValueError as exc:
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from exc
     side_process.preload()
     with collector.paused():  # Dagster's modules, loaded once for the process's life
         from pipelines import runner

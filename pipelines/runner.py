@@ -120,6 +120,7 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
         if all_days:  # (staging and the price book recorded their pending days for readers; these are added here)
             conn.execute(statement("core/pending_days__insert_all"))
             warehouse.record_unbuilt_days(conn, os.environ["CACHEMETER_DB"])
+        _clear_days_before_partitions(conn)
         ranges = pending_ranges(conn, dependent_days)
         if not ranges:  # nothing to validate (the side process's GX thread, if the CLI started one, is not waited for)
             try:
@@ -154,6 +155,22 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
             failed.result = result  # every day is built and published: the CLI prints the summary before the error
             raise failed
     return result
+
+
+def _clear_days_before_partitions(conn) -> None:
+    """Drop the pending days before the first daily partition (``CACHEMETER_PARTITIONS_START``, raised after they were
+    staged), with a warning: Dagster builds no partition before it, so they would stay pending for ever (their tables
+    keep what an earlier run built)."""
+    from pipelines.defs.partitions import PARTITIONS_START
+
+    cleared = conn.execute("delete from stage.pending_days where day < $start::date returning day",
+                           {"start": PARTITIONS_START}).fetchall()
+    if cleared:
+        days = sorted({day for (day,) in cleared})
+        progress.warn(f"{len(days)} staged UTC day(s) before CACHEMETER_PARTITIONS_START={PARTITIONS_START} "
+                      f"({days[0]} .. {days[-1]}) are not rebuilt: Dagster builds no partition before it, so their "
+                      "tables keep what an earlier run built (lower CACHEMETER_PARTITIONS_START to rebuild them)")
+        warehouse.record_unbuilt_days(conn, os.environ["CACHEMETER_DB"])
 
 
 def instance_of_home(home: Path) -> dg.DagsterInstance:

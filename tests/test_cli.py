@@ -692,3 +692,46 @@ def test_a_db_that_is_no_warehouse_file_is_one_line_in_every_command(tmp_path):
             assert done.returncode in (1, 2) and said in done.stderr, (command, db, done.stderr)
             assert "unexpected" not in done.stderr and "Traceback" not in done.stderr, (command, db, done.stderr)
     assert not (tmp_path / "f.csv").exists()
+
+
+@pytest.mark.parametrize("variable, value, unit, example", [
+    ("CACHEMETER_PARTITIONS_START", "garbage", "UTC date", "2020-01-01"),
+    ("CACHEMETER_PARTITIONS_START", "2026-13-01", "UTC date", "2020-01-01"),
+    ("CACHEMETER_NIGHTLY_CRON", "not a cron", "cron (UTC)", "30 2 * * *"),
+    ("CACHEMETER_MEMORY_LIMIT", "0", "bytes (DuckDB size)", "1GB"),
+    ("CACHEMETER_MEMORY_LIMIT", "512", "bytes (DuckDB size)", "1GB"),
+])
+def test_a_date_schedule_or_size_setting_that_cannot_be_used_stops_run_with_one_line(tmp_path, variable, value, unit,
+                                                                                    example):
+    # a break test: each passed the settings check and stopped every run deep inside ("ValueError: time data
+    # 'garbage' does not match", Dagster's "Found invalid cron schedule", DuckDB's "Unknown unit for memory: ''"),
+    # each as "an unexpected error ... please report it", and `cachemeter doctor` said "settings ok"
+    (tmp_path / "logs").mkdir()
+    done = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(tmp_path / "w.duckdb"), cwd=tmp_path,
+                      env={variable: value})
+    assert done.returncode == 2 and done.stderr.strip() == (
+        f"error: setting {variable}: {value!r} is not a value in {unit}, e.g. {example}")
+    assert not (tmp_path / "w.duckdb").exists()
+
+
+def test_days_staged_before_a_raised_partitions_start_are_left_with_a_warning_not_a_stopped_run(tmp_path):
+    # a break test: a warehouse built from 2026-11-18, then CACHEMETER_PARTITIONS_START=2026-11-25 (docs/deploy.md asks
+    # deployments to set it): every run that rebuilt the earlier days (a price change, --all-days) stopped on Dagster's
+    # "Partition key range start 2026-11-18 is before the partitions definition start time", and the days stayed
+    # pending, so every later run stopped the same way
+    line = lambda day, rid: json.dumps({"ts": f"{day}T10:00:00Z", "request_id": rid, "response": {  # noqa: E731
+        "id": rid, "type": "message", "model": "claude-sonnet-4-5-20250929",
+        "usage": {"input_tokens": 10, "cache_read_input_tokens": 2000, "output_tokens": 5}}})
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.jsonl").write_text(line("2026-11-18", "a") + "\n" + line("2026-11-26", "b") + "\n")
+    db = str(tmp_path / "w.duckdb")
+    assert cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", db, cwd=tmp_path).returncode == 0
+    raised = {"CACHEMETER_PARTITIONS_START": "2026-11-25"}
+    again = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", db, "--all-days", cwd=tmp_path, env=raised)
+    assert again.returncode == 0, again.stderr
+    assert ("1 staged UTC day(s) before CACHEMETER_PARTITIONS_START=2026-11-25 (2026-11-18 .. 2026-11-18) are not "
+            "rebuilt") in " ".join(again.stderr.split())
+    assert cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", db, cwd=tmp_path, env=raised).returncode == 0
+    assert query(db, "select count(*) from stage.pending_days") == [(0,)]
+    assert query(db, "select day::varchar, requests from marts.daily_savings order by day") == [
+        ("2026-11-18", 1), ("2026-11-26", 1)]  # the earlier day keeps what the first run built

@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Mapping, MutableMapping
+from datetime import date
+from typing import Callable, Mapping, MutableMapping
 
 
 # the spellings a boolean setting takes (YAML 1.1's, which a cachemeter.yaml writer may use, and 1/0)
@@ -33,6 +34,28 @@ UNIT_BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "attempts": (1, None), "retries": (0, None), "hours": (0, None), "seconds": (0, None), "USD": (0, None),
     "standard errors": (0, None), "processes": (1, None), "hour (UTC)": (0, 23),
 }
+
+
+def _is_date(text: str) -> bool:
+    """A calendar date written YYYY-MM-DD."""
+    try:
+        return bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip())) and date.fromisoformat(text.strip()) is not None
+    except ValueError:
+        return False
+
+
+def _is_cron(text: str) -> bool:
+    """A cron schedule Dagster takes (five fields, no 30th of February): Dagster's own test, so a schedule it would
+    refuse when loading the definitions is refused where it is set."""
+    from dagster._utils.schedules import is_valid_cron_string
+
+    return is_valid_cron_string(text)
+
+
+def _is_positive_size(text: str) -> bool:
+    """A size DuckDB takes: a number above 0 and its unit (DuckDB refuses a number without one)."""
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(b|bytes|kb|mb|gb|tb|kib|mib|gib|tib)\s*", text, re.IGNORECASE)
+    return found is not None and float(found.group(1)) > 0
 
 
 @dataclass(frozen=True)
@@ -49,6 +72,7 @@ class Option:
     bounds: tuple[float | None, float | None] | None = None  # the value's range, when not its unit's (UNIT_BOUNDS)
     choices: tuple[str, ...] | None = None  # the values a name takes
     pattern: str | None = None  # a regular expression a text must match whole (case-insensitive)
+    check: Callable[[str], bool] | None = None  # whether a text is a value in its unit (a date, a cron schedule, a size)
 
     @property
     def where(self) -> str:
@@ -75,7 +99,8 @@ class Option:
             raise ValueError(f"setting {self.where}: {raw!r} is out of range ({self.unit}: {span})")
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"setting {self.where}: {raw!r} is not one of {', '.join(self.choices)}")
-        if self.pattern is not None and not re.fullmatch(self.pattern, str(value), re.IGNORECASE):
+        if (self.pattern is not None and not re.fullmatch(self.pattern, str(value), re.IGNORECASE)) or (
+                self.check is not None and not self.check(str(value))):
             raise ValueError(f"setting {self.where}: {raw!r} is not a value in {self.unit}, e.g. {self.default}")
         return value
 
@@ -190,8 +215,11 @@ ENV_OPTIONS: tuple[Option, ...] = (
     Option("parallel", 1, "processes", "processes that build the pending days at once on a DuckLake with a PostgreSQL "
            "catalog (pipelines/parallel_days.py, docs/scaling.md); elsewhere one after another; CLI: --parallel"),
     Option("logs", "", "path", "folder, or bucket prefix (s3://, gs://, az://), scanned recursively for usage logs; CLI: --logs, default the bundled demo"),
-    Option("partitions_start", "2020-01-01", "UTC date", "first daily partition; earlier records are quarantined"),
-    Option("nightly_cron", "30 2 * * *", "cron (UTC)", "when the nightly schedule stages the logs"),
+    # a date, a schedule and a size checked where they are set: "garbage", "not a cron" and a memory limit of 0 each
+    # passed and stopped every run deep inside with "an unexpected error", `doctor` saying "settings ok" (a break test)
+    Option("partitions_start", "2020-01-01", "UTC date", "first daily partition; earlier records are quarantined",
+           check=_is_date),
+    Option("nightly_cron", "30 2 * * *", "cron (UTC)", "when the nightly schedule stages the logs", check=_is_cron),
     Option("nightly_deadline_hour", 6, "hour (UTC)", "hour by which yesterday must be built, else a notice"),
     Option("prices", "", "path", "price override CSV (USD per million tokens); CLI: --prices"),
     Option("follow_symlinks", False, "0 / 1", "follow symlinks that leave the logs folder"),
@@ -199,7 +227,7 @@ ENV_OPTIONS: tuple[Option, ...] = (
     Option("webhook_url", "", "URL", "where incident notices are posted (a secret; the variable's name is webhook.url_env)"),
     Option("pagerduty_routing_key", "", "secret", "PagerDuty Events v2 routing key (webhook.format: pagerduty; name: webhook.routing_key_env)"),
     Option("memory_limit", "1GB", "bytes (DuckDB size)", "DuckDB buffer pool limit; larger intermediates spill to disk",
-           pattern=r"\s*\d+(\.\d+)?\s*(b|bytes|kb|mb|gb|tb|kib|mib|gib|tib)?\s*"),
+           check=_is_positive_size),
     Option("sql_timeout", 300, "seconds", "time an ad-hoc `cachemeter sql` query may run (0 = no limit)"),
     Option("debug", False, "flag", "1/true/yes/on: an error no command expected shows its traceback (to report it), not "
            "one line; 0/false/no/off: the line"),

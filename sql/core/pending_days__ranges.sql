@@ -4,9 +4,12 @@
 -- again is requested again). Pending days at most $dependent_days apart share a range: a day reads the
 -- stored results of at most that many days before it (CachemeterSettings.dependent_days), so days in
 -- different ranges never read each other and the ranges may be rebuilt in any order. The CLI and the
--- pending-days sensor both read this file, so both rebuild the same ranges.
+-- pending-days sensor both read this file, so both rebuild the same ranges. Days before $partitions_start (the first
+-- daily partition) are left out: Dagster builds no partition before it (a warehouse whose earlier days were staged
+-- before CACHEMETER_PARTITIONS_START was raised stopped every run on Dagster's invariant, a break test; the runner
+-- warns and clears them, pipelines/runner.py).
 with days as (
-    select day, max(staged_at) as staged_at from stage.pending_days group by day
+    select day, max(staged_at) as staged_at from stage.pending_days where day >= $partitions_start::date group by day
 ),
 breaks as (
     select day, staged_at,

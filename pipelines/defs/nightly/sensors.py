@@ -43,8 +43,10 @@ def utc_now() -> datetime:
 
 
 def pending_ranges(conn: DuckDBPyConnection, dependent_days: int) -> list[tuple[date, date, int, datetime]]:
-    """``(first_day, last_day, days, staged_at)`` per range of pending days (``sql/core/pending_days__ranges.sql``)."""
-    return conn.execute(statement("core/pending_days__ranges"), {"dependent_days": dependent_days}).fetchall()
+    """``(first_day, last_day, days, staged_at)`` per range of pending days on or after the first daily partition
+    (``sql/core/pending_days__ranges.sql``)."""
+    return conn.execute(statement("core/pending_days__ranges"),
+                        {"dependent_days": dependent_days, "partitions_start": PARTITIONS_START}).fetchall()
 
 
 def _latest_run_id(instance: dg.DagsterInstance, job_name: str, statuses: list) -> str | None:
