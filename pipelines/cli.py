@@ -139,6 +139,11 @@ def run(
         except (runner.PipelineError, warehouse.WarehouseBusyError, lake.LakeError) as exc:
             err_console.print(f"[red]error:[/red] {escape(lake.redacted(lake.with_files_hint(str(exc))))}")
             raise typer.Exit(1) from exc
+        except KeyboardInterrupt as exc:  # between two Dagster runs, where neither handles it (it printed nothing, a break test)
+            from pipelines.defs.nightly.sensors import INTERRUPTED_MESSAGE
+
+            err_console.print(f"[red]error:[/red] {INTERRUPTED_MESSAGE}")
+            raise typer.Exit(1) from exc
         except (duckdb.Error, OSError) as exc:  # outside the steps: e.g. a warehouse in a read-only folder
             first = (str(exc).strip().splitlines() or [repr(exc)])[0]
             err_console.print(f"[red]error:[/red] {escape(lake.redacted(lake.with_files_hint(first)))}")

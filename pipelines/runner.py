@@ -24,7 +24,7 @@ from pipelines.defs.nightly.jobs import (CLI_TRIGGER, CODE_LOCATION, PUBLISH_ASS
                                           ingest_job, publish_job, range_tags)
 from pipelines.defs.settings import DEFAULT_LOGS, CachemeterSettings
 from pipelines.ingest import objectstore
-from pipelines.lib import collector, dead_runs, lake, progress, side_process, warehouse
+from pipelines.lib import collector, dead_runs, interrupts, lake, progress, side_process, warehouse
 from pipelines.lib.sql import statement
 
 
@@ -98,6 +98,16 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
     On a PostgreSQL-catalog DuckLake with ``CACHEMETER_PARALLEL`` > 1 the days are built by that many
     processes at once (``pipelines/parallel_days.py``), with the same results.
     """
+    interrupts.hold()  # until Dagster's execution takes over the signals (lib/interrupts.py)
+    try:
+        return _run_pipeline(instance, all_days, wait_seconds)
+    except interrupts.Interrupted as exc:  # came while they were held: nothing was staged or built
+        raise PipelineError(str(exc)) from None
+    finally:
+        interrupts.release(raise_held=False)  # a run that failed before releasing them
+
+
+def _run_pipeline(instance: dg.DagsterInstance | None, all_days: bool, wait_seconds: float) -> RunResult:
     from pipelines import parallel_days
     from pipelines.defs.nightly.sensors import pending_ranges
     from pipelines.definitions import defs as load_defs
@@ -116,6 +126,7 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
         if released:
             progress.warn(f"{len(released)} Dagster run(s) of a cachemeter run that died (killed, or the machine "
                           f"stopped) marked failed and their pool slots freed: {', '.join(r[:8] for r in released)}")
+        interrupts.release()  # Dagster's execution handles them from here; raises Interrupted if one came
         _execute(defs, ingest_job.name, instance, {}, "ingest and pricing")
         if all_days:  # (staging and the price book recorded their pending days for readers; these are added here)
             conn.execute(statement("core/pending_days__insert_all"))
@@ -157,14 +168,25 @@ def run_pipeline(instance: dg.DagsterInstance | None = None, all_days: bool = Fa
     return result
 
 
+def _run_failure_cause(events) -> str:
+    """Why a run failed that no step failure explains (stopped between steps by a signal, say): its run-failure
+    event's error, else its message ("see the Dagster logs" named logs an ephemeral instance does not keep)."""
+    from pipelines.defs.nightly.sensors import root_cause
+
+    failed = next((event for event in events if event.is_run_failure), None)
+    error = getattr(failed.event_specific_data, "error", None) if failed is not None else None
+    if error is not None:
+        return root_cause(error)
+    return (failed.message if failed is not None and failed.message else None) or "the run failed without a step failing"
+
+
 def _clear_days_before_partitions(conn) -> None:
     """Drop the pending days before the first daily partition (``CACHEMETER_PARTITIONS_START``, raised after they were
     staged), with a warning: Dagster builds no partition before it, so they would stay pending for ever (their tables
     keep what an earlier run built)."""
     from pipelines.defs.partitions import PARTITIONS_START
 
-    cleared = conn.execute("delete from stage.pending_days where day < $start::date returning day",
-                           {"start": PARTITIONS_START}).fetchall()
+    cleared = conn.execute(statement("core/pending_days__delete_before_partitions"), {"start": PARTITIONS_START}).fetchall()
     if cleared:
         days = sorted({day for (day,) in cleared})
         progress.warn(f"{len(days)} staged UTC day(s) before CACHEMETER_PARTITIONS_START={PARTITIONS_START} "
@@ -211,7 +233,7 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
         failures = [event for event in result.all_events if event.is_step_failure]
         if failures and {event.step_key for event in failures} == {DELIVERY_STEP}:  # the last step: all else is done
             raise NoticesNotDeliveredError(what, step_cause(result.all_events, failures[-1]))
-        detail = root_cause(failures[0].step_failure_data.error) if failures else "see the Dagster logs"
+        detail = root_cause(failures[0].step_failure_data.error) if failures else _run_failure_cause(result.all_events)
         raise PipelineError(f"{what} failed: {detail}{failed_check_details(result.get_asset_check_evaluations())}")
     return sum(event.is_step_up_for_retry for event in result.all_events)
 

@@ -49,6 +49,7 @@ def without_a_warehouse(monkeypatch, execute, ranges):
     monkeypatch.setattr(runner, "_execute", execute)
     monkeypatch.setattr(runner.warehouse, "held_for_run", lambda db, wait: nullcontext())
     monkeypatch.setattr(runner.warehouse, "record_unbuilt_days", lambda conn, db: [])
+    monkeypatch.setattr(runner, "_clear_days_before_partitions", lambda conn: None)
     monkeypatch.setattr(sensors, "pending_ranges", lambda conn, days: ranges)
     monkeypatch.setattr(runner.side_process, "preload", lambda: None)
     monkeypatch.setenv("CACHEMETER_DB", "/nonexistent/w.duckdb")
@@ -114,6 +115,10 @@ def test_a_step_stopped_by_a_signal_says_so_not_dagsters_class_name():
     assert root_cause(stopped) == "interrupted (SIGTERM or Ctrl-C) before it finished; the next run finishes its work"
     wrapped = SimpleNamespace(cls_name="DagsterExecutionStepExecutionError", cause=stopped, message="Error occurred")
     assert root_cause(wrapped) == root_cause(stopped)
+    # DuckDB's Python client raises RuntimeError("Query interrupted") for a signal during a statement (a break test:
+    # SIGTERM while staging printed "ingest and pricing failed: Query interrupted")
+    statement = SimpleNamespace(cls_name="RuntimeError", cause=None, message="builtins.RuntimeError: Query interrupted\n")
+    assert root_cause(statement) == root_cause(stopped)
     failing = SimpleNamespace(cls_name="ValueError", cause=None, message="builtins.ValueError: bad value\n")
     assert root_cause(failing) == "bad value"
 
@@ -162,3 +167,46 @@ def test_a_step_whose_retry_policy_ran_out_names_its_last_attempts_error():
 
     assert step_cause(result.all_events, failure) == (
         "1 notice(s) not delivered (0 delivered, 0 given up as dead_letter; last error: HTTP 500)")
+
+
+def test_ctrl_c_before_dagster_takes_over_stops_the_run_with_one_line_and_nothing_staged(tmp_path, monkeypatch):
+    # a break test: Ctrl-C in the first second of a run (the warehouse opened, Dagster's execution not yet started)
+    # was swallowed (the run finished and exited 0) or failed seconds later on "partially initialized module
+    # 'pandas'"; now it is held until the hand-over and stops the run there
+    import os
+    import signal
+
+    import dagster as dg
+
+    from pipelines.lib import dead_runs
+    from tests.conftest import query, write_jsonl
+
+    write_jsonl(tmp_path / "logs" / "a.jsonl", [{"ts": "2026-11-20T10:00:00Z", "request_id": "r", "response": {
+        "type": "message", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 5}}}])
+    released = dead_runs.release_dead_runs
+
+    def interrupted_here(instance, **kwargs):  # the moment the break test hit: the warehouse held and prepared
+        os.kill(os.getpid(), signal.SIGINT)
+        return released(instance, **kwargs)
+
+    monkeypatch.setattr(dead_runs, "release_dead_runs", interrupted_here)
+    before = signal.getsignal(signal.SIGINT)
+    runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", None, False, None)
+    with pytest.raises(runner.PipelineError) as stopped:
+        runner.run_pipeline(instance=dg.DagsterInstance.ephemeral())
+    assert str(stopped.value) == ("interrupted (SIGTERM or Ctrl-C) before it began its work; nothing was staged or "
+                                  "built")
+    assert signal.getsignal(signal.SIGINT) is before
+    assert query(tmp_path / "w.duckdb", "select count(*) from stage.files") == [(0,)]
+
+
+def test_a_run_that_failed_between_steps_names_its_run_failure_not_the_dagster_logs():
+    # a break test: SIGTERM between two steps printed "days ... failed: see the Dagster logs", with no logs to see
+    # (an ephemeral instance keeps none)
+    error = SimpleNamespace(cls_name="DagsterExecutionInterruptedError", cause=None, message="")
+    events = [SimpleNamespace(is_run_failure=True, message="Execution of run failed.",
+                              event_specific_data=SimpleNamespace(error=error))]
+    assert runner._run_failure_cause(events) == ("interrupted (SIGTERM or Ctrl-C) before it finished; the next run "
+                                                 "finishes its work")
+    quiet = [SimpleNamespace(is_run_failure=True, message="Execution of run failed.", event_specific_data=None)]
+    assert runner._run_failure_cause(quiet) == "Execution of run failed."

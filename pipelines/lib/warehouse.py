@@ -25,7 +25,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.lib import lake, options, providers, snapshot_copy
+from pipelines.lib import interrupts, lake, options, providers, snapshot_copy
 from pipelines.lib.sql import statement, statements_in
 
 
@@ -490,6 +490,7 @@ def _held_open(db_path: str | Path, wait_seconds: float, poll_seconds: float) ->
             if holder is None:
                 raise
             waited = time.monotonic() - started
+            interrupts.check()  # Ctrl-C while waiting: a held signal stops the wait (lib/interrupts.py)
             if waited >= max(wait_seconds, BRIEF_HOLD_SECONDS):
                 said = f" after waiting {wait_seconds:g} s" if wait_seconds else ""
                 raise WarehouseBusyError(f"the warehouse {db_path} is in use by {holder}{said}; "

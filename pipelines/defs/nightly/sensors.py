@@ -139,7 +139,8 @@ def root_cause(error) -> str:
         retries = re.search(r"max_retries of (\d+)", error.message)
         given_up = f" (still so after {retries.group(1)} retries)" if retries else ""
         return root_cause(error.cause) + given_up
-    if error.cls_name in INTERRUPTED:  # no message of its own: the class's qualified name was the whole line
+    if error.cls_name in INTERRUPTED or (error.cls_name == "RuntimeError" and error.message.strip().endswith(
+            "Query interrupted")):  # no message of its own, or DuckDB's Python client's words for a signal mid-statement
         return INTERRUPTED_MESSAGE
     message = error.message.strip()
     qualified_name, separator, text = message.partition(": ")
@@ -168,7 +169,9 @@ def step_cause(events: list, failure) -> str:
 
 
 # what a step stopped by SIGTERM or Ctrl-C raises (Dagster turns the signal into its own error, with no message)
-INTERRUPTED = ("DagsterExecutionInterruptedError", "KeyboardInterrupt")
+# (and DuckDB's InterruptException, "Query interrupted": a signal during a statement; the pipeline sets no statement
+# time limit, so a step's interrupted statement was stopped by one; it said "Query interrupted", a break test)
+INTERRUPTED = ("DagsterExecutionInterruptedError", "KeyboardInterrupt", "InterruptException")
 INTERRUPTED_MESSAGE = "interrupted (SIGTERM or Ctrl-C) before it finished; the next run finishes its work"
 
 OUT_OF_MEMORY_HINT = (" (DuckDB's memory limit, CACHEMETER_MEMORY_LIMIT={limit}: run again with a larger one "
