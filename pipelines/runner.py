@@ -67,9 +67,16 @@ def configure(logs: Path | str | None, db: Path | str, prices: Path | None, foll
     ``data_path`` (``lib/lake.py``).
 
     The definitions read these as ``CACHEMETER_*`` environment variables (``defs/settings.py``), so a
-    Dagster deployment configured by its environment runs exactly what the CLI runs.
+    Dagster deployment configured by its environment runs exactly what the CLI runs. Raises ``ValueError`` for a local
+    ``logs`` that is not a folder, and for a ``db`` a run must not write (``warehouse.refuse_foreign_file``, ...).
     """
     logs = DEFAULT_LOGS if logs is None else logs
+    if not objectstore.is_remote(logs) and not Path(logs).is_dir():  # before the warehouse file is created (a break
+        # test: a mistyped --logs left an empty warehouse that answered every query with 0 and an empty report)
+        from pipelines.ingest.discover import safe_name
+
+        raise ValueError(f"logs folder {safe_name(str(logs))} does not exist or is not a folder: give --logs the folder "
+                         "the usage logs are in")
     target = warehouse.resolved(db)
     if not lake.is_lake(target):
         warehouse.refuse_foreign_file(Path(target))

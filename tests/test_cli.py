@@ -735,3 +735,15 @@ def test_days_staged_before_a_raised_partitions_start_are_left_with_a_warning_no
     assert query(db, "select count(*) from stage.pending_days") == [(0,)]
     assert query(db, "select day::varchar, requests from marts.daily_savings order by day") == [
         ("2026-11-18", 1), ("2026-11-26", 1)]  # the earlier day keeps what the first run built
+
+
+def test_a_logs_folder_that_is_not_there_stops_run_before_a_warehouse_is_made(tmp_path):
+    # a break test: a mistyped --logs (or a file) failed the run but left an empty warehouse behind, which then
+    # answered every query with 0 and wrote an empty report without saying no run had finished
+    (tmp_path / "a.jsonl").write_text("{}\n")
+    for logs in ("nowhere", "a.jsonl"):
+        done = cachemeter("run", "--logs", str(tmp_path / logs), "--db", str(tmp_path / "w.duckdb"), cwd=tmp_path)
+        assert done.returncode == 2 and done.stderr.strip() == (
+            f"error: logs folder {tmp_path / logs} does not exist or is not a folder: give --logs the folder the usage "
+            "logs are in")
+        assert not (tmp_path / "w.duckdb").exists()

@@ -2,6 +2,7 @@
 required-column, type and value rules (tests/focus_rules.py) and against marts.daily_savings."""
 
 import csv
+import os
 import shutil
 import subprocess
 import sys
@@ -184,3 +185,22 @@ def test_an_empty_range_warns_and_a_file_in_the_outputs_path_is_named(demo_wareh
     (tmp_path / "afile").write_text("x")
     done = cachemeter("export", "focus", "--out", "afile/sub/f.csv", "--db", str(demo_warehouse), cwd=tmp_path)
     assert done.returncode == 1 and "cannot write afile/sub/f.csv: afile is a file, not a folder" in done.stderr, done.stderr
+
+
+def test_an_export_gets_the_mode_a_new_file_would_not_mkstemps_0600(tmp_path):
+    # a break test: every export (and an existing 0644 file it replaced) came out 0600, unreadable to the FinOps tools
+    # under another account it is written for
+    from pipelines.lib import file_modes
+
+    table = pa.table({"BilledCost": pa.array([Decimal("1")], pa.decimal128(38, 15))})
+    out = tmp_path / "f.csv"
+    out.write_text("old\n")
+    out.chmod(0o644)
+    focus.write(table, out)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~file_modes.umask()
+    previous = os.umask(0o027)
+    try:
+        focus.write(table, tmp_path / "g.parquet")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "g.parquet").stat().st_mode & 0o777 == 0o640

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pipelines.lib import file_modes
 from pipelines.lib.sql import statement
 
 SUFFIXES = (".parquet", ".csv")
@@ -68,6 +69,7 @@ def write(table: pa.Table, out: Path) -> None:
     os.close(handle)
     try:
         _write_to(table, Path(name), out.suffix.lower())
+        file_modes.as_created(name)  # mkstemp's 0600 made the export unreadable to the tools it is for
         os.replace(name, out)
     except BaseException:
         Path(name).unlink(missing_ok=True)

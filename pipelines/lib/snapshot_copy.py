@@ -53,15 +53,20 @@ def publish(source: Path, target: Path, block_size: int, source_fd: int | None =
             os.close(src)
     spare, partial = _beside(target, ".spare"), _beside(target, ".partial")
     size = os.fstat(source_fd).st_size
-    written = _update_spare(source_fd, target, spare, partial, size, block_size)
-    reused = written is not None
-    if not reused:
+    try:
+        written = _update_spare(source_fd, target, spare, partial, size, block_size)
+        reused = written is not None
+        if not reused:
+            partial.unlink(missing_ok=True)
+            out = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                written = _copy_range(source_fd, out, 0, size)
+            finally:
+                os.close(out)
+    except OSError as exc:  # a full disk: the part written goes (a break test: it kept the disk full until the next
+        # run), and the error names what was being written ("No space left on device" named nothing)
         partial.unlink(missing_ok=True)
-        out = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            written = _copy_range(source_fd, out, 0, size)
-        finally:
-            os.close(out)
+        raise OSError(exc.errno, f"{exc.strerror or exc} while publishing the snapshot", str(target)) from exc
     spare.unlink(missing_ok=True)  # a spare left in use by a reader: its inode lives on while the reader needs it
     if target.exists():
         try:

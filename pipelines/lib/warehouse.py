@@ -25,7 +25,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.lib import interrupts, lake, options, providers, snapshot_copy
+from pipelines.lib import file_modes, interrupts, lake, options, providers, snapshot_copy
 from pipelines.lib.sql import statement, statements_in
 
 
@@ -701,5 +701,6 @@ def record_unbuilt_days(conn: duckdb.DuckDBPyConnection, db_path: str | Path) ->
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.",
                                      suffix=".tmp", delete=False) as partial:
         partial.write(json.dumps({"unbuilt_days": days}) + "\n")
+    file_modes.as_created(partial.name)  # readers under another account read it
     os.replace(partial.name, target)
     return days

@@ -5,6 +5,7 @@ import hashlib
 import os
 
 import duckdb
+import pytest
 
 from pipelines.lib import snapshot_copy, warehouse
 
@@ -108,3 +109,25 @@ def test_a_folder_without_hard_links_publishes_whole_copies(tmp_path, monkeypatc
         assert digest(target) == digest(db)
     assert not (tmp_path / "w.snapshot.duckdb.spare").exists()
     assert days_in(target) == [(day, 150_000) for day in range(3)]
+
+
+def test_a_full_disk_removes_the_part_written_and_names_the_snapshot(tmp_path, monkeypatch):
+    # a break test: a full disk while publishing left <snapshot>.partial (megabytes, up to a warehouse's size) holding
+    # the disk full until the next run, and the error named no file ("[Errno 28] No space left on device")
+    db, target = tmp_path / "w.duckdb", tmp_path / "w.snapshot.duckdb"
+    add_day(db, 0)
+    publish(db, target)
+    before = digest(target)
+    add_day(db, 1)
+    copy = snapshot_copy._copy_range
+
+    def fills_the_disk(src, out, offset, length):
+        copy(src, out, offset, min(length, 4096))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(snapshot_copy, "_copy_range", fills_the_disk)
+    with pytest.raises(OSError) as full:
+        publish(db, target)
+    assert full.value.errno == 28 and str(full.value) == (
+        f"[Errno 28] No space left on device while publishing the snapshot: '{target}'")
+    assert not (tmp_path / "w.snapshot.duckdb.partial").exists() and digest(target) == before

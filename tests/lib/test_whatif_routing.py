@@ -133,3 +133,10 @@ def test_trace_folder_skips_bad_lines_sorts_by_time_and_leaves_other_logs(tmp_pa
     assert found.requests[1].block_tokens == (512, 388) and found.requests[1].family_block == 2
     assert found.skipped == ["t.jsonl:2: malformed JSON (Expecting value)", "t.jsonl:3: hash_ids is not a list of integers"]
     assert found.other_files == ["usage.jsonl"]
+
+
+def test_a_trace_line_nested_too_deep_is_skipped_not_a_stopped_command(tmp_path):
+    # a break test: `whatif routing --logs` stopped on RecursionError ("an unexpected error") at one such line
+    from pipelines.lib.whatif.routing_inputs import _trace_record
+
+    assert _trace_record('{"a":' + "[" * 5000 + "]" * 5000 + "}") == (None, "JSON nested too deeply")
