@@ -553,14 +553,22 @@ def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table
     text = raw.decode("utf-8", "replace").removeprefix("\ufeff")
     # the limit is process-wide; no cell can be longer than the file, so this never lowers it
     csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
-    consumed: list[str] = []  # the physical lines of the row being read, for a bad row's excerpt
+    consumed: list[tuple[int, str]] = []  # (line number, text) of the physical lines of the row being read
+    again: list[tuple[int, str]] = []  # physical lines to read again: those an unclosed quote ran over
+    source = enumerate(io.StringIO(text, newline=""), start=1)
 
-    def physical_lines() -> Iterator[str]:
-        for physical in io.StringIO(text, newline=""):
-            consumed.append(physical)
-            yield physical
+    class PhysicalLines:  # an iterator, not a generator: it goes on after the end when lines are read again
+        def __iter__(self):
+            return self
 
-    reader = csv.reader(physical_lines())
+        def __next__(self) -> str:
+            item = again.pop(0) if again else next(source, None)
+            if item is None:
+                raise StopIteration
+            consumed.append(item)
+            return item[1]
+
+    reader = csv.reader(PhysicalLines())
     try:
         header = next(reader, None)
     except csv.Error as exc:
@@ -574,7 +582,7 @@ def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table
                                      _excerpt_of_bytes(raw[:200], "header")))
         return
     numeric = [bool(_NUMERIC_COLUMN.search(h.lower())) for h in header]
-    numbers, texts, start = [], [], reader.line_num + 1
+    numbers, texts = [], []
     while True:
         consumed.clear()
         try:
@@ -582,12 +590,20 @@ def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table
         except StopIteration:
             break
         except csv.Error as exc:  # the reader resumes on the next physical line: one bad row, not the file
-            unreadable.append(Unreadable(start, f"unreadable CSV row: {exc}",
-                                         _excerpt_of_bytes("".join(consumed).encode("utf-8", "replace"), str(exc))))
-            start = reader.line_num + 1
+            unreadable.append(Unreadable(consumed[0][0] if consumed else 0, f"unreadable CSV row: {exc}",
+                                         _excerpt_of_bytes("".join(t for _, t in consumed).encode("utf-8", "replace"),
+                                                           str(exc))))
             continue
-        line, start = start, reader.line_num + 1
+        line = consumed[0][0]
         if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header) and len(consumed) > 1 and '"' in consumed[0][1]:
+            # a quote left open ran over the lines after it (a break test: one stray '"' took every later row of the
+            # file into this one, uncounted): this line alone is quarantined, the others are read again as rows
+            unreadable.append(Unreadable(line, f"CSV row has a quote that is not closed: it ran over the "
+                                               f"{len(consumed) - 1:,} line(s) after it, which are read again as rows",
+                                         _excerpt_of_bytes(consumed[0][1].encode("utf-8", "replace"), "unclosed quote")))
+            again[:0] = consumed[1:]
             continue
         if len(row) != len(header):
             unreadable.append(Unreadable(line, f"CSV row has {len(row)} cells, the header has {len(header)}",

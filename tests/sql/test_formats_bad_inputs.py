@@ -149,3 +149,18 @@ def test_a_cut_short_anthropic_stream_is_quarantined_not_billed_at_its_placehold
         ("cut.sse", "event 2 of 3 is not JSON: the stream was cut short or damaged, so its usage cannot be told"),
         ("ended.sse", "Anthropic stream without a message_delta carrying usage: cut short after message_start, "
                       "whose output count is a placeholder")]
+
+
+def test_a_csv_quote_left_open_quarantines_its_line_and_the_rows_after_it_are_read(tmp_path):
+    # a break test: one stray '"' took every later row of the file into one quarantined record ("CSV row has 5 cells,
+    # the header has 8"), rows in counting 1 for 5; a quoted newline that closes is still one row
+    header = "request_id,ts,provider,model,tenant,uncached_input_tokens,cache_read_tokens,output_tokens\n"
+    row = lambda rid, tenant="a": f"{rid},2026-11-20T09:00:00Z,openai,gpt-4.1-mini,{tenant},50,0,4\n"  # noqa: E731
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "u.csv").write_text(header + row("r1", '"a\nb"') + row("r2", '"acme') + row("r3") + row("r4"))
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert (results[0].rows_in, results[0].rows_accepted, results[0].rows_quarantined) == (4, 3, 1)
+    assert rows(conn, "select source_line, request_id, tenant from core.usage order by 1") == [
+        (2, "r1", "a\nb"), (5, "r3", "a"), (6, "r4", "a")]  # r1's quoted newline: r2 starts on line 4
+    assert rows(conn, "select source_line, reason from core.quarantine") == [
+        (4, "CSV row has a quote that is not closed: it ran over the 2 line(s) after it, which are read again as rows")]
