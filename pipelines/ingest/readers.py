@@ -18,6 +18,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -305,18 +306,16 @@ def _read_json_array(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.
         return
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data" and _looks_like_json_lines(raw):
-            lines = raw.decode("utf-8", "replace").split("\n")
-            kept = [(n, line.rstrip("\r")) for n, line in enumerate(lines, start=1) if line.strip()]
-            yield _to_table([n for n, _ in kept], [line for _, line in kept])
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        # JSON lines: each line read as a .jsonl line is, a line that is not UTF-8 or not JSON quarantined alone (a
+        # break test: one bad byte, or two damaged lines at the top, lost every line of such a file)
+        if _looks_like_json_lines(raw):
+            numbers, texts = _decode(raw.split(b"\n"), 1, unreadable)
+            yield _to_table(numbers, texts)
             return
-        if raw.lstrip().startswith((b"[", b"{")):  # damaged or several values: keep every complete record
-            yield from _salvage_json_values(raw, unreadable)
+        if isinstance(exc, json.JSONDecodeError) and raw.lstrip().startswith((b"[", b"{")):
+            yield from _salvage_json_values(raw, unreadable)  # damaged or several values: keep every complete record
             return
-        unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
-        return
-    except UnicodeDecodeError as exc:
         unreadable.append(Unreadable(0, f"malformed JSON file: {exc}", _excerpt_of_bytes(raw, str(exc))))
         return
     except RecursionError:  # a record nested too deep for Python's parser: the records are read one by one
@@ -333,8 +332,11 @@ def _read_json_array(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.
 
 
 def _looks_like_json_lines(raw: bytes) -> bool:
-    """One of the first two non-blank lines is a whole JSON object by itself (pretty-printed JSON's are not)."""
-    lines = [line for line in raw.split(b"\n", 64)[:64] if line.strip()][:2]
+    """A text that does not open an array, one of whose first 64 non-blank lines is a whole JSON object by itself
+    (pretty-printed JSON's lines are not; an array pretty-printed one item per line opens with '[')."""
+    if raw.lstrip().startswith(b"["):
+        return False
+    lines = [line for line in raw.split(b"\n", 64)[:64] if line.strip()]
     for line in lines:
         try:
             if isinstance(json.loads(line), dict):
@@ -380,8 +382,10 @@ def _salvage_json_values(raw: bytes, unreadable: list[Unreadable]) -> Iterator[p
     if damage is not None:
         tail = text[pos:].encode("utf-8")
         kind = "array" if text.lstrip().startswith("[") else "file"
+        # how much was not read is said (a break test: 98 records after a bad one went without a word)
         unreadable.append(Unreadable(len(texts) + 1, f"malformed JSON {kind}: {damage}; "
-                                     f"{len(texts)} complete record(s) before it kept",
+                                     f"{len(texts)} complete record(s) before it kept, the {len(tail):,} bytes from "
+                                     "it on not read (mend that record and touch the file)",
                                      _excerpt_of_bytes(tail, damage)))
     for first in range(0, len(texts), 100_000):
         yield _to_table(list(range(first + 1, min(first + 100_000, len(texts)) + 1)), texts[first:first + 100_000])
@@ -650,8 +654,9 @@ def _read_parquet(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Tab
     try:
         for batch in handle.iter_batches(batch_size=100_000):
             table = _json_ready(pa.Table.from_batches([batch]))
-            if _has_non_finite(table):  # NaN / inf stay visible as text (rejected), never read as 0 or null
-                encoded = [json.dumps({k: _finite_or_text(v) for k, v in row.items() if v is not None}, default=str)
+            if _needs_python_encoding(table):  # NaN / inf stay visible as text (rejected), never read as 0 or null;
+                # a decimal inside a struct is a number when integral, else its exact text (polars wrote it as text)
+                encoded = [json.dumps({k: _json_value(v) for k, v in row.items() if v is not None}, default=str)
                            for row in table.to_pylist()]
             else:
                 encoded = pl.from_arrow(table).select(pl.struct(pl.all()).struct.json_encode()).to_series().to_list()
@@ -662,35 +667,40 @@ def _read_parquet(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Tab
                                      _excerpt_of_bytes(b"", str(exc)[:200])))
 
 
-def _has_non_finite(table: pa.Table) -> bool:
-    """Whether a float anywhere in ``table``, inside structs and lists too, is NaN or infinite (a break test: polars
-    encoded a NaN inside a struct as null, and the count was read as 0)."""
-    return any(_column_has_non_finite(c) for c in table.columns)
+def _needs_python_encoding(table: pa.Table) -> bool:
+    """Whether ``table`` holds what polars' JSON encoder would change: a NaN or infinite float anywhere, inside structs
+    and lists too (a break test: a NaN inside a struct was encoded as null and the count read as 0), or a decimal
+    inside a struct or list (encoded as text: "is a string, not a number", a break test)."""
+    return any(_column_needs_python(c, top=True) for c in table.columns)
 
 
-def _column_has_non_finite(column: pa.Array | pa.ChunkedArray) -> bool:
+def _column_needs_python(column: pa.Array | pa.ChunkedArray, top: bool = False) -> bool:
     import pyarrow.compute as pc
 
     kind = column.type
     if pa.types.is_floating(kind):
         return bool(pc.any(pc.invert(pc.is_finite(column))).as_py())
+    if pa.types.is_decimal(kind):
+        return not top  # a top-level decimal column is made JSON-ready already (_json_ready)
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     if pa.types.is_struct(kind):
-        return any(_column_has_non_finite(chunk.field(i)) for chunk in chunks for i in range(kind.num_fields))
+        return any(_column_needs_python(chunk.field(i)) for chunk in chunks for i in range(kind.num_fields))
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return any(_column_has_non_finite(chunk.flatten()) for chunk in chunks)
+        return any(_column_needs_python(chunk.flatten()) for chunk in chunks)
     return False
 
 
-def _finite_or_text(value):
-    """``value`` with every NaN or infinite float, at any depth, as its text (``"nan"``, ``"inf"``): rejected where a
-    count is due, never read as 0 or null."""
+def _json_value(value):
+    """``value`` as JSON carries it, at any depth: a NaN or infinite float as its text (``"nan"``, ``"inf"``: rejected
+    where a count is due, never read as 0 or null); a decimal as an integer when integral, else its exact text."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
+    if isinstance(value, Decimal):
+        return int(value) if value.is_finite() and value == value.to_integral_value() else str(value)
     if isinstance(value, dict):
-        return {k: _finite_or_text(v) for k, v in value.items()}
+        return {k: _json_value(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite_or_text(v) for v in value]
+        return [_json_value(v) for v in value]
     return value
 
 
@@ -703,9 +713,13 @@ def _json_ready(table: pa.Table) -> pa.Table:
         if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
             column = pa.array([None if v is None else v.decode("utf-8", "replace") for v in column.to_pylist()], pa.string())
         elif pa.types.is_decimal(kind):
-            try:  # integral decimals (Snowflake / Spark exports type counts as decimal(38, 0)) become integers
-                column = column.cast(pa.int64()) if kind.scale == 0 else column.cast(pa.string())
-            except pa.ArrowInvalid:  # beyond int64: exact text, rejected where a count is due
+            # integral decimals (Snowflake / Spark exports type counts as decimal(38, 0), a scale of 2 writes 50.00)
+            # become integers, the others their exact text (a cost); beyond int64: exact text, rejected where a count
+            # is due (a break test: decimal(30, 2) counts were all rejected as strings)
+            values = column.to_pylist()
+            if all(v is None or (v == v.to_integral_value() and abs(v) < 2**63) for v in values):
+                column = pa.array([None if v is None else int(v) for v in values], pa.int64())
+            else:
                 column = column.cast(pa.string())
         columns.append(column)
     return pa.table(columns, names=table.schema.names)

@@ -164,3 +164,66 @@ def test_a_csv_quote_left_open_quarantines_its_line_and_the_rows_after_it_are_re
         (2, "r1", "a\nb"), (5, "r3", "a"), (6, "r4", "a")]  # r1's quoted newline: r2 starts on line 4
     assert rows(conn, "select source_line, reason from core.quarantine") == [
         (4, "CSV row has a quote that is not closed: it ran over the 2 line(s) after it, which are read again as rows")]
+
+
+def test_parquet_decimal_counts_with_a_scale_or_inside_a_struct_are_counts(tmp_path):
+    # break tests: token counts typed decimal(30, 2) (50.00) were all rejected "is a string, not a number", and so
+    # was a decimal(38, 0) count inside a struct (polars encodes a nested decimal as text); a cost keeps its exact text
+    from decimal import Decimal
+
+    (tmp_path / "logs").mkdir()
+    counts = pa.decimal128(30, 2)
+    pq.write_table(pa.table({
+        "request_id": ["d1", "d2"], "ts": ["2026-11-20T09:00:00Z"] * 2, "provider": ["openai"] * 2,
+        "model": ["gpt-4.1-mini"] * 2,
+        "uncached_input_tokens": pa.array([Decimal("50.00"), Decimal("60.00")], counts),
+        "output_tokens": pa.array([Decimal("4.00"), Decimal("5.00")], counts),
+        "reported_cost_usd": pa.array([Decimal("0.0000123456789"), None], pa.decimal128(38, 15))}),
+        tmp_path / "logs" / "scaled.parquet")
+    usage = pa.struct([("input_tokens", pa.decimal128(38, 0)), ("output_tokens", pa.decimal128(38, 0))])
+    response = pa.struct([("id", pa.string()), ("type", pa.string()), ("model", pa.string()), ("usage", usage)])
+    pq.write_table(pa.table({"ts": ["2026-11-20T09:15:02Z"], "response": pa.array([{
+        "id": "n1", "type": "message", "model": "claude-sonnet-4-5-20250929",
+        "usage": {"input_tokens": Decimal(50), "output_tokens": Decimal(400)}}], response)}),
+        tmp_path / "logs" / "nested.parquet")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert {r.source_file: (r.rows_in, r.rows_accepted) for r in results} == {"scaled.parquet": (2, 2),
+                                                                            "nested.parquet": (1, 1)}
+    assert rows(conn, "select request_id, uncached_input_tokens, output_tokens, reported_cost_usd from core.usage "
+                      "order by 1") == [("d1", 50, 4, Decimal("0.000012345678900")), ("d2", 60, 5, None),
+                                        ("n1", 50, 400, None)]
+
+
+def test_json_lines_under_a_json_name_lose_only_their_bad_lines(tmp_path):
+    # break tests: JSON lines named .json (the OTel collector file exporter's default) were lost whole by one byte that
+    # is not UTF-8 ("malformed JSON file: 'utf-8' codec can't decode"), or by two damaged lines at the top (read as
+    # one damaged value); a .jsonl file of the same lines loses only those lines
+    good = lambda rid: json.dumps({"ts": "2026-11-20T09:00:00Z", "request_id": rid, "response": {  # noqa: E731
+        "id": rid, "type": "message", "model": "claude-sonnet-4-5-20250929",
+        "usage": {"input_tokens": 10, "output_tokens": 5}}}).encode()
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "bad_byte.json").write_bytes(good("a1").replace(b"claude", b"cl\xffaude") + b"\n" + good("a2") + b"\n")
+    (tmp_path / "logs" / "bad_top.json").write_bytes(b'{"partial": \ngarbage\n' + good("b1") + b"\n" + good("b2") + b"\n")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert {r.source_file: (r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results} == {
+        "bad_byte.json": (2, 1, 1), "bad_top.json": (4, 2, 2)}
+    assert rows(conn, "select request_id from core.usage order by 1") == [("a2",), ("b1",), ("b2",)]
+    assert rows(conn, "select source_file, source_line, left(reason, 40) from core.quarantine order by 1, 2") == [
+        ("bad_byte.json", 1, "not UTF-8 text (invalid byte at offset 1"), ("bad_top.json", 1, "malformed JSON: Expecting value at line "),
+        ("bad_top.json", 2, "malformed JSON: Expecting value at line ")]
+
+
+def test_a_json_array_with_a_malformed_record_says_how_much_after_it_is_not_read(tmp_path):
+    (tmp_path / "logs").mkdir()
+    record = lambda i: json.dumps({"ts": "2026-11-20T09:15:02Z", "response": {  # noqa: E731
+        "id": f"m{i}", "type": "message", "model": "claude-sonnet-4-5-20250929", "usage": {"input_tokens": 5, "output_tokens": 5}}})
+    records = [record(i) for i in range(5)]
+    records[1] = records[1].replace('"m1"', '"m1\\x"')
+    (tmp_path / "logs" / "m.json").write_text("[\n" + ",\n".join(records) + "\n]\n")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert (results[0].rows_in, results[0].rows_accepted, results[0].rows_quarantined) == (2, 1, 1)
+    (reason,), = rows(conn, "select reason from core.quarantine")
+    tail = len(("\n".join([records[1] + ","] + [r + "," for r in records[2:4]] + [records[4], "]", ""])).encode())
+    assert reason.startswith("malformed JSON array: record 2 is malformed: Invalid \\escape")
+    assert reason.endswith(f"; 1 complete record(s) before it kept, the {tail:,} bytes from it on not read (mend that "
+                           "record and touch the file)")
