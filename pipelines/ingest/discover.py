@@ -1,6 +1,6 @@
 """Find usage-log files under a folder and read their folder defaults (``source.yaml``).
 
-Files, found recursively: ``*.jsonl``, ``*.jsonl.gz`` (one JSON record per line), ``*.json`` (an
+Files, found recursively: ``*.jsonl``, ``*.jsonl.gz``, ``*.ndjson``, ``*.ndjson.gz`` (one JSON record per line), ``*.json`` (an
 array of records, or one object), ``*.sse`` (server-sent-event transcripts of streamed responses,
 one record per transcript), ``*.csv`` and ``*.parquet`` (one record per row, columns as keys), and
 rotated JSONL names. A folder may hold ``source.yaml`` with defaults for the files
@@ -33,7 +33,9 @@ from pathlib import Path
 
 from pipelines.lib import progress, safe_yaml
 
-LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".sse", ".csv", ".parquet")
+LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".sse", ".csv", ".parquet")
+# compressed names of logs cachemeter does not read: said when found (a break test: skipped without a word)
+UNREAD_COMPRESSED = re.compile(r"\.(json|csv|sse|parquet|log|txt)\.(gz|zst|bz2|xz)$|\.jsonl\.(zst|bz2|xz)$|\.zip$")
 SOURCE_KEYS = {"provider", "model", "tenant", "app", "trace_start", "block_size_tokens", "cache",
                "cache_ttl_seconds", "cache_capacity_tokens", "ts", "deployments"}
 TEXT_KEYS = {"provider", "model", "tenant", "app"}  # kept as text whatever YAML type they parse as
@@ -73,7 +75,7 @@ class LogFile:
 
     @property
     def is_jsonl(self) -> bool:
-        """One JSON record per line (``*.jsonl``, ``*.jsonl.gz`` and their rotated names)."""
+        """One JSON record per line (``*.jsonl``, ``*.jsonl.gz``, ``*.ndjson``, ``*.ndjson.gz`` and their rotated names)."""
         return is_jsonl_name(self.path.name)
 
     @property
@@ -195,6 +197,7 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
 
     by_identity: dict[tuple[int, int], LogFile] = {}
     seen_folders: set[tuple[int, int]] = set()
+    unread: list[str] = []  # compressed files of a kind not read (UNREAD_COMPRESSED)
     for folder, subfolders, names in os.walk(root, onerror=unlistable, followlinks=True):
         try:
             folder_stat = os.stat(folder)
@@ -218,6 +221,8 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
             continue
         for name in sorted(names):
             if not is_log_name(name):
+                if UNREAD_COMPRESSED.search(name.lower()):
+                    unread.append(relative(folder_path / name))
                 continue
             full = os.path.join(folder, name)
             try:
@@ -255,6 +260,10 @@ def discover(root: Path, follow_symlinks: bool = False) -> list[LogFile]:
             key = (status.st_dev, status.st_ino)
             if key not in by_identity or _preferred(found, by_identity[key]):
                 by_identity[key] = found
+    if unread:
+        shown = ", ".join(unread[:5]) + (f" and {len(unread) - 5:,} more" if len(unread) > 5 else "")
+        progress.warn(f"{len(unread):,} compressed file(s) of a kind not read, skipped: {shown} (read: *.jsonl.gz and "
+                      "*.ndjson.gz; decompress the others)")
     return sorted(_distinct_names([*by_identity.values(), *problems]), key=lambda log: log.relative)
 
 
@@ -307,7 +316,7 @@ def _preferred(candidate: LogFile, current: LogFile) -> bool:
 #   app.jsonl-20261128-1764288000 (-%Y%m%d-%s), app.jsonl-2026-11-28 (-%Y-%m-%d);
 #   Python's TimedRotatingFileHandler: app.jsonl.2026-11-28, .2026-11-28_10, .2026-11-28_10-00, .2026-11-28_10-00-00.
 # Any other suffix is not read: a file renamed to it leaves the folder as a deleted file does (its staged rows stay).
-_ROTATED_JSONL = re.compile(r"\.jsonl(\.\d{1,4}|-\d{8,10}(-\d{9,11})?"
+_ROTATED_JSONL = re.compile(r"\.(?:jsonl|ndjson)(\.\d{1,4}|-\d{8,10}(-\d{9,11})?"
                             r"|[.-]\d{4}-\d{2}-\d{2}(_\d{2}(-\d{2}(-\d{2})?)?)?)(\.gz)?$")
 
 
@@ -318,9 +327,9 @@ def is_log_name(name: str) -> bool:
 
 
 def is_jsonl_name(name: str) -> bool:
-    """One JSON record per line: ``*.jsonl``, ``*.jsonl.gz`` or a rotated JSONL name."""
+    """One JSON record per line: ``*.jsonl``, ``*.jsonl.gz``, ``*.ndjson``, ``*.ndjson.gz`` or a rotated JSONL name."""
     lowered = name.lower()
-    return lowered.endswith((".jsonl", ".jsonl.gz")) or bool(_ROTATED_JSONL.search(lowered))
+    return lowered.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")) or bool(_ROTATED_JSONL.search(lowered))
 
 
 def safe_name(name: str) -> str:

@@ -580,7 +580,8 @@ def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table
         return
     if header is None:
         return
-    if len(set(header)) != len(header) or any(not h.strip() for h in header):
+    header = [h.strip() for h in header]  # "request_id, ts, ..." (a space after each comma) made every row "unknown shape"
+    if len(set(header)) != len(header) or any(not h for h in header):
         unreadable.append(Unreadable(1, "CSV header has empty or repeated column names: "
                                         + ", ".join(sorted({h for h in header if header.count(h) > 1 or not h.strip()})),
                                      _excerpt_of_bytes(raw[:200], "header")))

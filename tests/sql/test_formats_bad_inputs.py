@@ -227,3 +227,14 @@ def test_a_json_array_with_a_malformed_record_says_how_much_after_it_is_not_read
     assert reason.startswith("malformed JSON array: record 2 is malformed: Invalid \\escape")
     assert reason.endswith(f"; 1 complete record(s) before it kept, the {tail:,} bytes from it on not read (mend that "
                            "record and touch the file)")
+
+
+def test_a_csv_header_with_spaces_after_its_commas_is_read(tmp_path):
+    # a break test: "request_id, ts, provider, ..." made every row "unknown shape", the reason listing keys with their
+    # leading spaces
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "u.csv").write_text("request_id, ts, provider, model, uncached_input_tokens, output_tokens\n"
+                                             "s1,2026-11-20T09:00:00Z,openai,gpt-4.1-mini,50,4\n")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert (results[0].rows_in, results[0].rows_accepted) == (1, 1)
+    assert rows(conn, "select request_id, uncached_input_tokens from core.usage") == [("s1", 50)]

@@ -691,3 +691,27 @@ def test_a_bad_source_yaml_quarantines_its_folders_files_only_and_they_are_read_
     assert "tenant must be text, not a list" in results["bad/b.jsonl"].note and results["good/g.jsonl"].note is None
     assert tokens_by_file(conn) == [("bad/b.jsonl", 2, 401), ("bad/deeper/d.jsonl", 1, 300), ("good/g.jsonl", 2, 201)]
     assert accounting_holds(conn)
+
+
+def test_04_ndjson_is_read_as_jsonl_and_compressed_logs_of_other_kinds_are_named(tmp_path, conn):
+    # a break test: .ndjson (a common name for JSON lines), .json.gz and .csv.gz files were skipped without a word
+    import gzip
+
+    from pipelines.lib import progress
+
+    logs = tmp_path / "logs"
+    write(logs / "a.ndjson", line(100, "a"))
+    (logs / "b.ndjson.gz").write_bytes(gzip.compress(line(200, "b").encode()))
+    (logs / "c.json.gz").write_bytes(gzip.compress(b"[]"))
+    (logs / "d.csv.gz").write_bytes(gzip.compress(b"request_id\n"))
+    (logs / "README.md").write_text("not a log\n")
+    heard = []
+    progress.set_listener(lambda step, done, total, label: heard.append(label) if step == "warning" else None)
+    try:
+        results = stage(conn, logs)
+    finally:
+        progress.set_listener(None)
+    assert [r.source_file for r in results] == ["a.ndjson", "b.ndjson.gz"]
+    assert tokens_by_file(conn) == [("a.ndjson", 1, 100), ("b.ndjson.gz", 1, 200)]
+    assert heard == ["2 compressed file(s) of a kind not read, skipped: c.json.gz, d.csv.gz (read: *.jsonl.gz and "
+                     "*.ndjson.gz; decompress the others)"]
