@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import date, time
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from functools import cache
 from pathlib import Path
@@ -54,6 +54,7 @@ SCHEMA = pa.schema([
     ("tier_start_tokens", pa.int64()),
     *[(c, pa.decimal128(18, 9)) for c in PRICE_COLUMNS],
     ("priority", pa.int32()), ("precedence", pa.int32()), ("price_source", pa.string()),
+    ("weekdays_only", pa.bool_()),
 ])
 
 
@@ -82,6 +83,13 @@ BATCH_DISCOUNTS: dict[str, BatchDiscount] = {
                             "providers.md 4.2: Gemini Batch API, 50 %"),
 }
 
+# Time-of-day windows that apply on weekdays only, by provider and (UTC from, UTC to): DeepSeek's peak hours
+# (providers.md 6: "peak = 01:00-04:00 and 06:00-10:00 UTC on weekdays (Chinese public holidays are off-peak)"). The
+# catalogue's windows carry no weekday, so weekend requests were billed at peak (a break test); the holidays are not
+# modelled (no calendar of them is bundled).
+WEEKDAY_WINDOWS: frozenset[tuple[str, time, time]] = frozenset({
+    ("deepseek", time(1), time(4)), ("deepseek", time(6), time(10))})
+
 # A Claude model's 1-hour cache write costs 2x its input price (Anthropic's pricing page, providers.md 3.3; Bedrock
 # uses Anthropic's multipliers, 5.3). Where the catalogue lists no 1-hour price for a Claude model (Vertex's Claude 4,
 # Bedrock's regional Claude 4 profiles, OpenRouter's Claude models), genai-prices' inheritance would bill it at the
@@ -107,6 +115,7 @@ class _Row:
     priority: int
     precedence: int
     price_source: str
+    weekdays_only: bool = False
 
 
 def catalogue_source() -> str:
@@ -142,7 +151,8 @@ def _model_rows(provider: str, model: gp.ModelInfo, source: str) -> list[_Row]:
         later = [s for s in starts[index + 1:] if s > starts[index]]
         window = _time_window(conditional.constraint)
         base = dict(provider=provider, price_model=model.id, effective_to=min(later) if later else None,
-                    utc_time_from=window[0], utc_time_to=window[1], priority=0, price_source=source)
+                    utc_time_from=window[0], utc_time_to=window[1], priority=0, price_source=source,
+                    weekdays_only=(provider, window[0], window[1]) in WEEKDAY_WINDOWS)
         standard = _tier_rows(conditional.prices.__dict__, base, "standard", starts[index], index * 1000 + 999,
                               _is_claude(model.id))
         rows += standard
@@ -396,7 +406,7 @@ def _to_table(rows: list[_Row]) -> pa.Table:
     columns: dict[str, list] = {name: [] for name in SCHEMA.names}
     for row in rows:
         for name in ("provider", "price_model", "price_variant", "effective_from", "effective_to", "utc_time_from",
-                     "utc_time_to", "tier_start_tokens", "priority", "precedence", "price_source"):
+                     "utc_time_to", "tier_start_tokens", "priority", "precedence", "price_source", "weekdays_only"):
             columns[name].append(getattr(row, name))
         for name, value in zip(PRICE_COLUMNS, row.prices):
             columns[name].append(value)

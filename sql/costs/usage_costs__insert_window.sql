@@ -36,6 +36,8 @@ chosen as (
             when pc.candidates[1].tier_start_tokens = 0 and pc.candidates[1].utc_time_from is null then pc.candidates[1]
             else list_filter(pc.candidates, lambda price:
                 (price.tier_start_tokens = 0 or u.tier_prompt > price.tier_start_tokens)
+                -- a window of weekdays only (DeepSeek's peak, lib/prices.WEEKDAY_WINDOWS) is no candidate on a weekend
+                and not (coalesce(price.weekdays_only, false) and isodow(u.day) >= 6)
                 and (
                     price.utc_time_from is null
                     or (price.utc_time_from < price.utc_time_to and u.utc_time >= price.utc_time_from and u.utc_time < price.utc_time_to)

@@ -28,6 +28,14 @@ def gpt5(request_id: str, tier: str) -> dict:
                                    "prompt_tokens_details": {"cached_tokens": 5000}}}}
 
 
+def deepseek(request_id: str, ts: str) -> dict:
+    # providers.md 6's worked example: 400 cache misses, 9,600 hits, 600 output tokens of deepseek-v4-pro
+    return {"ts": ts, "provider": "deepseek", "model": "deepseek-v4-pro", "request_id": request_id,
+            "response": {"model": "deepseek-v4-pro", "usage": {
+                "prompt_tokens": 10000, "prompt_cache_hit_tokens": 9600, "prompt_cache_miss_tokens": 400,
+                "completion_tokens": 600, "total_tokens": 10600}}}
+
+
 @pytest.fixture(scope="module")
 def costs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("price_gaps")
@@ -47,6 +55,8 @@ def costs(tmp_path_factory):
                                                             "cacheDetails": [{"ttl": "1h", "inputTokens": 2000}]}}},
         gpt5("gpt5-priority", "priority"),
         gpt5("gpt5-batch", "batch"),
+        deepseek("deepseek-friday", "2026-11-27T02:00:00Z"),
+        deepseek("deepseek-saturday", "2026-11-28T02:00:00Z"),
     ])
     # restates gpt-5's catalogue standard rates from 2026-11-01 (the break test's override)
     prices = write_prices(tmp / "prices.csv", [{"provider": "openai", "model": "gpt-5", "effective_from": "2026-11-01",
@@ -84,3 +94,12 @@ def test_an_override_keeps_the_catalogues_priority_price_and_gets_its_batch_disc
     assert costs["gpt5-priority"][1] == Decimal("0.03375")
     assert costs["gpt5-batch"][:2] == ("batch", (5000 * Decimal("0.625") + 5000 * Decimal("0.125") + 1000 * 5) / M)
     assert costs["gpt5-batch"][2].startswith("override prices.csv:2; batch: providers.md 1.5")
+
+
+def test_deepseek_peak_hours_are_billed_on_weekdays_only(costs):
+    # providers.md 6: "peak = 01:00-04:00 and 06:00-10:00 UTC on weekdays"; v4-pro peak 0.044 / 1.32 / 3.96 (hit, miss,
+    # output), off-peak half. 02:00 UTC on Friday 2026-11-27 is peak ($0.0033264, the worked example), on Saturday
+    # 2026-11-28 off-peak ($0.0016632); the Saturday request was billed at peak (a break test)
+    assert costs["deepseek-friday"][1] == (400 * Decimal("1.32") + 9600 * Decimal("0.044") + 600 * Decimal("3.96")) / M
+    assert costs["deepseek-friday"][1] == Decimal("0.0033264")
+    assert costs["deepseek-saturday"][1] == Decimal("0.0016632")

@@ -193,3 +193,15 @@ def test_an_override_may_state_its_batch_rates_in_an_optional_price_variant_colu
     with pytest.raises(prices.PriceOverrideError, match=r"bad.csv:2: price_variant 'Batch' must be one of standard, batch, "
                                                         r"priority, flex \(empty: standard\)"):
         prices.read_overrides(bad)
+
+
+def test_deepseeks_peak_windows_apply_on_weekdays_only_and_its_older_window_every_day(catalogue):
+    # providers.md 6: v4 peak hours 01:00-04:00 and 06:00-10:00 UTC on weekdays; deepseek-chat's 00:30-16:30 window (the
+    # catalogue's older scheme) carries no weekday rule
+    windows = catalogue.filter((pl.col("provider") == "deepseek") & pl.col("utc_time_from").is_not_null()).select(
+        "price_model", "utc_time_from", "weekdays_only").unique().sort("price_model", "utc_time_from").rows()
+    by_model = {}
+    for model, start, weekdays in windows:
+        by_model.setdefault(model, []).append((start.strftime("%H:%M"), weekdays))
+    assert by_model["deepseek-v4-pro"] == [("01:00", True), ("06:00", True)]
+    assert by_model["deepseek-chat"] == [("00:30", False)]
