@@ -20,8 +20,10 @@ final as (
         sum(cache_write_5m_tokens + cache_write_1h_tokens)::bigint as cache_write_tokens,
         sum(output_tokens)::bigint as output_tokens,
         sum(cache_read_tokens) / nullif(sum(prompt_tokens), 0) as token_hit_rate,
-        coalesce(sum(request_count) filter (where cache_outcome = 'hit'), 0)
-            / nullif(sum(request_count) filter (where cache_outcome <> 'ineligible'), 0) as request_hit_rate,
+        -- rows of one request each: a usage bucket (many requests summed) is a 'hit' when any of them read the cache,
+        -- which says nothing of how many did (a break test: a bucket of 2,100 requests made the rate 1.0)
+        coalesce(count(*) filter (where cache_outcome = 'hit' and request_count = 1), 0)
+            / nullif(count(*) filter (where cache_outcome <> 'ineligible' and request_count = 1), 0) as request_hit_rate,
         coalesce(sum(cost_usd), 0)::decimal(38, 15) as cost_usd,
         coalesce(sum(no_cache_cost_usd), 0)::decimal(38, 15) as no_cache_cost_usd,
         coalesce(sum(savings_usd), 0)::decimal(38, 15) as savings_usd,

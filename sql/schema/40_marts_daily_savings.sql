@@ -14,7 +14,7 @@ create table if not exists marts.daily_savings (
     cache_write_tokens    bigint,          -- tokens, 5-minute and 1-hour writes together
     output_tokens         bigint,          -- tokens
     token_hit_rate        double,          -- cache_read_tokens / prompt_tokens (0..1), the figure that decides the bill
-    request_hit_rate      double,          -- hit requests / eligible requests (0..1), null when none eligible
+    request_hit_rate      double,          -- hit requests / eligible requests (0..1) among rows of one request each (a usage bucket's requests are not told apart), null when none
     cost_usd              decimal(38, 15), -- USD billed (priced rows)
     no_cache_cost_usd     decimal(38, 15), -- USD without caching (priced rows)
     savings_usd           decimal(38, 15), -- USD, no_cache_cost_usd - cost_usd

@@ -1,12 +1,13 @@
 """The assets end to end through Dagster (in-process): costs, savings, alerts, idempotent partitions."""
 
 import json
+import shutil
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import dagster as dg
 
-from tests.conftest import query, run_pipeline, snapshot, write_jsonl, write_prices
+from tests.conftest import REPO, query, run_pipeline, snapshot, write_jsonl, write_prices
 
 
 def test_definitions_load_with_assets_jobs_schedule_and_sensors():
@@ -209,3 +210,22 @@ def test_a_file_stamped_after_2262_is_staged_not_a_stopped_run(tmp_path):
     staged = query(db, "select staged_at from stage.files")
     run_pipeline(tmp_path, tmp_path / "logs")
     assert query(db, "select staged_at from stage.files") == staged  # unchanged: not read again
+
+
+def test_a_usage_bucket_counts_in_the_token_hit_rate_not_the_request_hit_rate(tmp_path):
+    # a break test: a Usage API bucket of 97 requests is one row whose outcome is 'hit' when any of them read the cache,
+    # so the day's request hit rate came out 1.0; a bucket says nothing of how many of its requests did
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(REPO / "fixtures" / "usage_api" / "openai_completions_1h_page1.json", logs / "page.json")
+    write_jsonl(logs / "requests.jsonl", [
+        {"ts": "2026-11-20T10:00:00Z", "request_id": f"r{i}", "response": {
+            "object": "chat.completion", "model": "gpt-4.1-mini",
+            "usage": {"prompt_tokens": 2000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": read}}}}
+        for i, read in enumerate((1024, 0, 0, 0))])
+    db = run_pipeline(tmp_path, logs)
+    got = query(db, "select day::varchar, requests, request_hit_rate from marts.daily_savings where model = 'gpt-4.1-mini' "
+                    "order by day")
+    (bucket_day, bucket_requests, bucket_rate), (day, requests, rate) = sorted(got, key=lambda r: r[1] == 4)
+    assert bucket_requests == 97 and bucket_rate is None  # the page's day, one bucket of 97: no request of its own
+    assert (day, requests, rate) == ("2026-11-20", 4, 0.25)  # 1 of the 4 logged requests read the cache
