@@ -320,5 +320,12 @@ def _fold_events(events: list[dict]) -> dict:
     with_usage = next((e for e in reversed(events) if isinstance(e.get("usage"), dict)), None)
     if with_usage is not None:  # OpenAI Chat Completions stream (include_usage) and compatible servers
         return with_usage
+    # Gemini's streamGenerateContent (alt=sse): each chunk a GenerateContentResponse, the last one's usageMetadata the
+    # whole response's (ai.google.dev, "Stream responses"; a break test: "carries no usage" though every event did)
+    gemini = next((e for e in reversed(events) if isinstance(e.get("usageMetadata"), dict)), None)
+    if gemini is not None:
+        return gemini
+    if not events:  # (a break test: JSON lines named .sse said "stream of 0 events carries no usage")
+        return {"stream_error": "no data: events: not a server-sent-event stream (JSON lines belong in a .jsonl file)"}
     return {"stream_error": f"stream of {len(events)} events carries no usage "
                             "(OpenAI: record with stream_options.include_usage; Anthropic: message_start missing)"}

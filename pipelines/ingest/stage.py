@@ -24,6 +24,7 @@ import contextlib
 import gzip
 import json
 import os
+import re
 import tempfile
 import zlib
 from collections import deque
@@ -927,8 +928,12 @@ def _lane_note(failures: list[str]) -> str | None:
     """The note a file gets when the fast reader failed on it (``FileResult.note``), or None."""
     if not failures:
         return None
-    return (f"read by the general reader, many times slower: the fast reader failed ({failures[0]}); "
-            f"if that names memory, raise CACHEMETER_MEMORY_LIMIT")
+    # DuckDB names the file it read, which may be this run's temporary copy (a gzip file's text), gone by the time the
+    # note is read; and the memory advice only where memory was the cause (a break test: both misled for a
+    # pretty-printed array under a .jsonl name)
+    reason = re.sub(r' in file "[^"]*"', "", failures[0])
+    memory = "; raise CACHEMETER_MEMORY_LIMIT for it" if "memory" in reason.lower() else ""
+    return f"read by the general reader, many times slower: the fast reader failed ({reason}){memory}"
 
 
 def count_lines(path: Path, block_bytes: int = 16 * 1024 * 1024, starts: list | None = None,

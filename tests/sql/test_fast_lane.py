@@ -558,8 +558,13 @@ def test_a_fast_lane_failure_loses_nothing_and_names_the_file_and_the_reason(tmp
     assert conn.execute("select count(*) from core.usage").fetchone()[0] == 2 * lines - sum(r.rows_quarantined for r in results)
     for result in results:
         assert result.note == ("read by the general reader, many times slower: the fast reader failed (Invalid Input "
-                               "Error: Out of Memory Error: could not allocate block (simulated)); if that names memory, raise "
-                               "CACHEMETER_MEMORY_LIMIT")
+                               "Error: Out of Memory Error: could not allocate block (simulated)); raise "
+                               "CACHEMETER_MEMORY_LIMIT for it")
+    # another cause names no memory, nor the file DuckDB read (a gzip file's temporary text; a break test)
+    assert ingest._lane_note(['Invalid Input Error: Malformed JSON in file "/tmp/cachemeter-stage-x/text.jsonl", at '
+                              'byte 1 in record/value 2: unexpected end of data.']) == (
+        "read by the general reader, many times slower: the fast reader failed (Invalid Input Error: Malformed JSON, at "
+        "byte 1 in record/value 2: unexpected end of data.)")
 
 
 @pytest.mark.parametrize("value", [10, 12.5, 0, [1], "x", {}, True])

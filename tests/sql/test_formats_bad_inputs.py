@@ -238,3 +238,21 @@ def test_a_csv_header_with_spaces_after_its_commas_is_read(tmp_path):
     conn, results = stage(tmp_path, tmp_path / "logs")
     assert (results[0].rows_in, results[0].rows_accepted) == (1, 1)
     assert rows(conn, "select request_id, uncached_input_tokens from core.usage") == [("s1", 50)]
+
+
+def test_a_gemini_stream_is_read_by_its_last_usage_and_json_lines_named_sse_are_named(tmp_path):
+    # break tests: a Gemini alt=sse stream (every chunk carrying usageMetadata) was quarantined as "stream of 2 events
+    # carries no usage", and JSON lines under a .sse name as "stream of 0 events carries no usage"
+    chunk = lambda text, prompt, out: "data: " + json.dumps({  # noqa: E731
+        "candidates": [{"content": {"parts": [{"text": text}], "role": "model"}}], "modelVersion": "gemini-2.5-flash",
+        "responseId": "g1", "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": out,
+                                              "totalTokenCount": prompt + out}}) + "\r\n\r\n"
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "g.sse").write_text(chunk("Hel", 1200, 2) + chunk("lo", 1200, 40))
+    (tmp_path / "logs" / "lines.sse").write_text('{"a": 1}\n{"b": 2}\n')
+    (tmp_path / "logs" / "source.yaml").write_text("ts: 2026-11-20T09:00:00Z\n")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert {r.source_file: (r.rows_in, r.rows_accepted) for r in results} == {"g.sse": (1, 1), "lines.sse": (1, 0)}
+    assert rows(conn, "select provider, prompt_tokens, output_tokens from core.usage") == [("gemini", 1200, 40)]
+    assert rows(conn, "select reason from core.quarantine") == [
+        ("no data: events: not a server-sent-event stream (JSON lines belong in a .jsonl file)",)]
