@@ -71,16 +71,16 @@ def configure(logs: Path | str | None, db: Path | str, prices: Path | None, foll
     ``logs`` that is not a folder, and for a ``db`` a run must not write (``warehouse.refuse_foreign_file``, ...).
     """
     logs = DEFAULT_LOGS if logs is None else logs
+    target = warehouse.resolved(db)
+    if not lake.is_lake(target):
+        warehouse.refuse_foreign_file(Path(target))
+        warehouse.refuse_shared_snapshot(Path(target))  # before a run, never before a read
     if not objectstore.is_remote(logs) and not Path(logs).is_dir():  # before the warehouse file is created (a break
         # test: a mistyped --logs left an empty warehouse that answered every query with 0 and an empty report)
         from pipelines.ingest.discover import safe_name
 
         raise ValueError(f"logs folder {safe_name(str(logs))} does not exist or is not a folder: give --logs the folder "
                          "the usage logs are in")
-    target = warehouse.resolved(db)
-    if not lake.is_lake(target):
-        warehouse.refuse_foreign_file(Path(target))
-        warehouse.refuse_shared_snapshot(Path(target))  # before a run, never before a read
     os.environ["CACHEMETER_LOGS"] = str(logs) if objectstore.is_remote(logs) else str(Path(logs).resolve())
     os.environ["CACHEMETER_DB"] = target
     if data_path:

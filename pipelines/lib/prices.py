@@ -9,18 +9,18 @@ A provider's models that the catalogue lists only under its fallback providers (
 models; Vertex: Anthropic's) get rows under that provider too, as genai-prices resolves them.
 Where the catalogue gives no price for a cache class, genai-prices prices it at its parent class
 (cache read and cache write at the input rate, a 1-hour write at the cache-write rate); the rows
-carry those inherited prices explicitly, so SQL never has to guess. Two documented multipliers fill
-the catalogue's gaps (``BATCH_DISCOUNTS``, ``ONE_HOUR_WRITE_TO_INPUT``). User overrides (``--prices``)
-mean exactly what they say: an empty cell is a class that is not offered, and usage in it leaves
-the row unpriced; a batch request of an overridden model is priced at the override's rates with its
-provider's batch discount.
+carry those inherited prices explicitly, so SQL never has to guess. The providers' rules the catalogue
+leaves out (batch prices before it lists them, Claude's 1-hour write, DeepSeek's peak days) come from
+``lib/price_rules.py``. User overrides (``--prices``) mean exactly what they say: an empty cell is a class
+that is not offered, and usage in it leaves the row unpriced; an override states standard rates, and its
+model's batch, priority and flex rows keep the catalogue's ratios to them (``price_rules``).
 """
 
 from __future__ import annotations
 
 import csv
 from dataclasses import dataclass, replace
-from datetime import date, time
+from datetime import date
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from functools import cache
 from pathlib import Path
@@ -30,6 +30,7 @@ import pyarrow as pa
 from genai_prices import types as gp
 from genai_prices.data_snapshot import get_snapshot
 
+from pipelines.lib import price_rules
 from pipelines.lib.providers import CATALOGUE_TO_PROVIDER, PROVIDER_ALIASES, PROVIDER_TO_CATALOGUE
 
 # LiteLLM-style routing prefixes ("anthropic/claude-...") that name the provider, not the model; on
@@ -56,45 +57,6 @@ SCHEMA = pa.schema([
     ("priority", pa.int32()), ("precedence", pa.int32()), ("price_source", pa.string()),
     ("weekdays_only", pa.bool_()),
 ])
-
-
-@dataclass(frozen=True)
-class BatchDiscount:
-    """A provider's documented batch price: ``factor`` times the standard price of each class in ``classes``
-    (names of ``PRICE_COLUMNS``; the other classes keep the standard price, as the catalogue's own batch variants
-    inherit them); ``source``: where the provider says so."""
-
-    factor: Decimal
-    classes: tuple[str, ...]
-    source: str
-
-
-# Batch prices where the catalogue has none for a model on a day: genai-prices 0.2.3 lists batch variants from
-# 2026-10-14 only, and none for Claude Opus 4 / 4.1, Sonnet 4 and the 3.x models, so batch requests before that
-# date (or of those models) were priced at the full standard rate, twice the bill (a break test; providers.md 12
-# finds the same gap in LiteLLM's GPT-5 rows). Section 11 of providers.md: batch prices are multipliers, not rows.
-# Keyed by cachemeter provider name.
-BATCH_DISCOUNTS: dict[str, BatchDiscount] = {
-    "anthropic": BatchDiscount(Decimal("0.5"), tuple(PRICE_COLUMNS),
-                               "providers.md 3.3: Message Batches API, 50 % on everything including cache writes and reads"),
-    "openai": BatchDiscount(Decimal("0.5"), ("input_per_mtok", "output_per_mtok"),
-                            "providers.md 1.5: Batch API, 50 % of standard input and output"),
-    "gemini": BatchDiscount(Decimal("0.5"), ("input_per_mtok", "output_per_mtok"),
-                            "providers.md 4.2: Gemini Batch API, 50 %"),
-}
-
-# Time-of-day windows that apply on weekdays only, by provider and (UTC from, UTC to): DeepSeek's peak hours
-# (providers.md 6: "peak = 01:00-04:00 and 06:00-10:00 UTC on weekdays (Chinese public holidays are off-peak)"). The
-# catalogue's windows carry no weekday, so weekend requests were billed at peak (a break test); the holidays are not
-# modelled (no calendar of them is bundled).
-WEEKDAY_WINDOWS: frozenset[tuple[str, time, time]] = frozenset({
-    ("deepseek", time(1), time(4)), ("deepseek", time(6), time(10))})
-
-# A Claude model's 1-hour cache write costs 2x its input price (Anthropic's pricing page, providers.md 3.3; Bedrock
-# uses Anthropic's multipliers, 5.3). Where the catalogue lists no 1-hour price for a Claude model (Vertex's Claude 4,
-# Bedrock's regional Claude 4 profiles, OpenRouter's Claude models), genai-prices' inheritance would bill it at the
-# 5-minute rate (providers.md 13, pitfall 7; a break test): such rows take 2x input instead.
-ONE_HOUR_WRITE_TO_INPUT = Decimal(2)
 
 
 class PriceOverrideError(ValueError):
@@ -144,23 +106,25 @@ def catalogue_table() -> pa.Table:
 
 
 def _model_rows(provider: str, model: gp.ModelInfo, source: str) -> list[_Row]:
-    conditionals = model.prices if isinstance(model.prices, list) else [gp.ConditionalPrice(prices=model.prices)]
-    starts = [c.constraint.start_date if isinstance(c.constraint, gp.StartDateConstraint) else EPOCH for c in conditionals]
+    conditionals, starts = _conditionals(model)
+    claude = price_rules.is_claude(model.id)
+    ratios = _variant_ratios(model)
     rows = []
     for index, conditional in enumerate(conditionals):
         later = [s for s in starts[index + 1:] if s > starts[index]]
         window = _time_window(conditional.constraint)
+        peak = price_rules.is_weekday_peak(model.id, window)  # DeepSeek's: weekdays only, and from its first day
+        first = max(starts[index], price_rules.DEEPSEEK_PEAK_SINCE) if peak else starts[index]
         base = dict(provider=provider, price_model=model.id, effective_to=min(later) if later else None,
-                    utc_time_from=window[0], utc_time_to=window[1], priority=0, price_source=source,
-                    weekdays_only=(provider, window[0], window[1]) in WEEKDAY_WINDOWS)
-        standard = _tier_rows(conditional.prices.__dict__, base, "standard", starts[index], index * 1000 + 999,
-                              _is_claude(model.id))
+                    utc_time_from=window[0], utc_time_to=window[1], priority=0, price_source=source, weekdays_only=peak)
+        standard = _tier_rows(conditional.prices.__dict__, base, "standard", first, index * 1000 + 999, claude)
         rows += standard
         batch_from = [max(starts[index], v.constraint.start_date if isinstance(v.constraint, gp.StartDateConstraint)
                           else EPOCH) for v in model.price_variants or [] if _variant_name(v.when) == "batch"]
         if not batch_from or min(batch_from) > starts[index]:  # no catalogue batch price from this row's first day
             # below the catalogue's own batch rows of the same conditional (precedence ...999 - v_index)
-            rows += _batch_rows(standard, index * 1000 + 500)
+            rows += _derived_rows(standard, "batch", ratios.get("batch") or _rule_ratios(provider, model.id),
+                                  index * 1000 + 500)
         for v_index, variant in enumerate(model.price_variants or []):
             name = _variant_name(variant.when)
             if name is None or isinstance(variant.constraint, gp.TimeOfDateConstraint):
@@ -168,32 +132,59 @@ def _model_rows(provider: str, model: gp.ModelInfo, source: str) -> list[_Row]:
             merged = {**conditional.prices.__dict__,
                       **{k: v for k, v in variant.prices.__dict__.items() if v is not None}}
             v_start = variant.constraint.start_date if isinstance(variant.constraint, gp.StartDateConstraint) else EPOCH
-            rows += _tier_rows(merged, base, name, max(starts[index], v_start), index * 1000 + 999 - v_index,
-                               _is_claude(model.id))
+            rows += _tier_rows(merged, base, name, max(starts[index], v_start), index * 1000 + 999 - v_index, claude)
     return rows
 
 
-def _is_claude(model_id: str) -> bool:
-    """Whether a catalogue model id names one of Anthropic's Claude models, under any provider (Bedrock, Vertex,
-    OpenRouter ids carry ``claude``)."""
-    return "claude" in model_id.lower()
+def _conditionals(model: gp.ModelInfo) -> tuple[list, list[date]]:
+    """A model's conditional prices and the first day of each (``EPOCH`` for one without a start date)."""
+    conditionals = model.prices if isinstance(model.prices, list) else [gp.ConditionalPrice(prices=model.prices)]
+    return conditionals, [c.constraint.start_date if isinstance(c.constraint, gp.StartDateConstraint) else EPOCH
+                          for c in conditionals]
 
 
-def _batch_rows(standard: list[_Row], precedence: int) -> list[_Row]:
-    """Batch rows derived from ``standard`` rows by their provider's documented discount (``BATCH_DISCOUNTS``); none
-    for a provider without one. Prices keep 9 decimals (half-even)."""
-    if not standard or standard[0].provider not in BATCH_DISCOUNTS:
+def _variant_ratios(model: gp.ModelInfo) -> dict[str, tuple[tuple, str]]:
+    """Per catalogue variant of ``model`` (batch, priority, flex): its base-tier price over the standard price, class
+    by class, on the variant's first day (``price_rules.ratios_between``), with a label; {} without variants."""
+    conditionals, starts = _conditionals(model)
+    found: dict[str, tuple[tuple, str]] = {}
+    for variant in model.price_variants or []:
+        name = _variant_name(variant.when)
+        if name is None or name in found or isinstance(variant.constraint, gp.TimeOfDateConstraint):
+            continue
+        v_start = variant.constraint.start_date if isinstance(variant.constraint, gp.StartDateConstraint) else EPOCH
+        dated = [i for i, c in enumerate(conditionals) if not isinstance(c.constraint, gp.TimeOfDateConstraint)
+                 and starts[i] <= v_start] or [0]
+        conditional = conditionals[max(dated, key=lambda i: starts[i])]
+        merged = {**conditional.prices.__dict__, **{k: v for k, v in variant.prices.__dict__.items() if v is not None}}
+        claude = price_rules.is_claude(model.id)
+        standard = _tier_rows(conditional.prices.__dict__, _RATIO_BASE, "standard", EPOCH, 0, claude)
+        priced = _tier_rows(merged, _RATIO_BASE, name, EPOCH, 0, claude)
+        if standard and priced:
+            found[name] = (price_rules.ratios_between(standard[0].prices, priced[0].prices),
+                           f"{name}: the catalogue's {name} / standard ratio of {model.id}")
+    return found
+
+
+_RATIO_BASE = dict(provider="", price_model="", effective_to=None, utc_time_from=None, utc_time_to=None, priority=0,
+                   price_source="")
+
+
+def _rule_ratios(provider: str, model_id: str) -> tuple[tuple, str] | None:
+    """The documented batch multiplier of a provider's model as ratios with its label, or None."""
+    rule = price_rules.batch_rule(provider, model_id)
+    return (rule.ratios(), f"batch: {rule.source}") if rule is not None else None
+
+
+def _derived_rows(standard: list[_Row], variant: str, ratios: tuple[tuple, str] | None, precedence: int,
+                  priority: int | None = None) -> list[_Row]:
+    """``variant`` rows derived from ``standard`` rows by ``ratios`` (with their label; None: no rows)."""
+    if ratios is None:
         return []
-    discount = BATCH_DISCOUNTS[standard[0].provider]
-    derived = []
-    for row in standard:
-        prices = tuple(None if price is None else
-                       (price * discount.factor).quantize(PRICE_QUANTUM, rounding=ROUND_HALF_EVEN)
-                       if column in discount.classes else price
-                       for column, price in zip(PRICE_COLUMNS, row.prices))
-        derived.append(replace(row, price_variant="batch", prices=prices, precedence=precedence,
-                               price_source=f"{row.price_source}; batch: {discount.source}"))
-    return derived
+    by_class, label = ratios
+    return [replace(row, price_variant=variant, prices=price_rules.scaled(row.prices, by_class), precedence=precedence,
+                    priority=row.priority if priority is None else priority, price_source=f"{row.price_source}; {label}")
+            for row in standard]
 
 
 def _variant_name(when: dict) -> str | None:
@@ -212,7 +203,7 @@ def _time_window(constraint) -> tuple:
 def _tier_rows(prices: dict, base: dict, variant: str, effective_from: date, precedence: int,
                claude: bool = False) -> list[_Row]:
     """One row per long-context tier; each class priced as genai-prices would (parent-class inheritance), but a
-    Claude model's missing 1-hour write price (``claude``), which is ``ONE_HOUR_WRITE_TO_INPUT`` times input."""
+    Claude model's missing 1-hour write price (``claude``), which is ``price_rules.ONE_HOUR_WRITE_TO_INPUT`` x input."""
     keys = {"input": prices.get("input_mtok"), "cache_read": prices.get("cache_read_mtok"),
             "cache_write": prices.get("cache_write_mtok"), "cache_write_1h": prices.get("cache_write_1h_mtok"),
             "output": prices.get("output_mtok")}
@@ -226,7 +217,7 @@ def _tier_rows(prices: dict, base: dict, variant: str, effective_from: date, pre
         read = at["cache_read"] if at["cache_read"] is not None else inp
         write = at["cache_write"] if at["cache_write"] is not None else inp
         write_1h = (at["cache_write_1h"] if at["cache_write_1h"] is not None
-                    else inp * ONE_HOUR_WRITE_TO_INPUT if claude and inp is not None else write)
+                    else inp * price_rules.ONE_HOUR_WRITE_TO_INPUT if claude and inp is not None else write)
         rows.append(_Row(price_variant=variant, effective_from=effective_from, tier_start_tokens=start,
                          prices=(inp, read, write, write_1h, at["output"]), precedence=precedence, **base))
     return rows
@@ -248,8 +239,8 @@ def _price_at(price, tier_start: int) -> Decimal | None:
 
 
 def read_overrides(path: Path) -> pa.Table:
-    """Parse a ``--prices`` CSV into ``core.prices`` rows (priority 1: overrides win from their date on), with a
-    batch row beside each row of a provider with a documented batch discount (``BATCH_DISCOUNTS``).
+    """Parse a ``--prices`` CSV into ``core.prices`` rows (priority 1: overrides win from their date on), with the
+    batch, priority and flex rows derived from each standard row (``_override_variants``).
 
     Columns, exactly: ``provider,model,effective_from,input_per_mtok,cache_read_per_mtok,
     cache_write_5m_per_mtok,cache_write_1h_per_mtok,output_per_mtok`` (USD per million tokens;
@@ -272,10 +263,43 @@ def read_overrides(path: Path) -> pa.Table:
         rows = [_override_row(path, number, record, columns) for number, record in enumerate(reader, start=2)
                 if any(cell.strip() for cell in record)]
     kept = _without_repeats(path, rows)
-    stated = {(row.provider, row.price_model, row.effective_from) for row in kept if row.price_variant == "batch"}
-    return _to_table(kept + [batch for row in kept if row.price_variant == "standard"
-                             and (row.provider, row.price_model, row.effective_from) not in stated
-                             for batch in _batch_rows([row], row.precedence)])
+    return _to_table(kept + _override_variants(kept))
+
+
+def _override_variants(kept: list[_Row]) -> list[_Row]:
+    """The batch, priority and flex rows of each standard override row: the catalogue's ratios of that variant to the
+    model's standard price (``_variant_ratios``), else for batch the documented multiplier (``price_rules``); none for a
+    variant the file states itself for the same provider, model and day."""
+    stated = {(row.provider, row.price_model, row.effective_from, row.price_variant) for row in kept}
+    catalogue = catalogue_ratios()
+    derived = []
+    for row in kept:
+        if row.price_variant != "standard":
+            continue
+        ratios = catalogue.get((row.provider, row.price_model), {})
+        for variant in price_rules.VARIANTS:
+            if (row.provider, row.price_model, row.effective_from, variant) not in stated:
+                found = ratios.get(variant) or (_rule_ratios(row.provider, row.price_model) if variant == "batch" else None)
+                derived += _derived_rows([row], variant, found, row.precedence)
+    return derived
+
+
+@cache
+def catalogue_ratios() -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
+    """``(provider, price_model) -> {variant: (ratios, label)}`` of every catalogue model with variants
+    (``_variant_ratios``), under the provider names ``catalogue_table`` gives them."""
+    found: dict[tuple[str, str], dict[str, tuple[tuple, str]]] = {}
+    by_id = {provider.id: provider for provider in get_snapshot().providers}
+    for provider in by_id.values():
+        name = CATALOGUE_TO_PROVIDER.get(provider.id, provider.id)
+        models = list(provider.models)
+        own = {model.id for model in models}
+        for fallback in getattr(provider, "fallback_model_providers", None) or []:
+            models += [m for m in (by_id[fallback].models if fallback in by_id else []) if m.id not in own]
+        for model in models:
+            if model.price_variants and (name, model.id) not in found:
+                found[(name, model.id)] = _variant_ratios(model)
+    return found
 
 
 def _without_repeats(path: Path, rows: list[_Row]) -> list[_Row]:

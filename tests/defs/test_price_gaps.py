@@ -55,12 +55,17 @@ def costs(tmp_path_factory):
                                                             "cacheDetails": [{"ttl": "1h", "inputTokens": 2000}]}}},
         gpt5("gpt5-priority", "priority"),
         gpt5("gpt5-batch", "batch"),
+        {**anthropic("vertex-claude-batch", "2026-09-27T09:00:00Z", "claude-sonnet-4-5", "batch"), "provider": "vertex"},
+        {**anthropic("bedrock-claude-batch", "2026-09-27T09:00:00Z", "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                     "batch"), "provider": "bedrock"},
+        gpt5("gpt5-flex", "flex"),
         deepseek("deepseek-friday", "2026-11-27T02:00:00Z"),
+        deepseek("deepseek-before-peaks", "2026-08-03T02:00:00Z"),
         deepseek("deepseek-saturday", "2026-11-28T02:00:00Z"),
     ])
-    # restates gpt-5's catalogue standard rates from 2026-11-01 (the break test's override)
+    # lowers gpt-5's catalogue standard rates ($1.25 / $0.125 / $10) from 2026-11-01 (the break test's override)
     prices = write_prices(tmp / "prices.csv", [{"provider": "openai", "model": "gpt-5", "effective_from": "2026-11-01",
-                                                "input_per_mtok": "1.25", "cache_read_per_mtok": "0.125", "output_per_mtok": "10"}])
+                                                "input_per_mtok": "0.5", "cache_read_per_mtok": "0.05", "output_per_mtok": "4"}])
     db = run_pipeline(tmp, logs, prices)
     return {r[0]: r[1:] for r in query(db, "select c.request_id, c.price_variant, c.cost_usd, c.price_source, u.usage_issue "
                                            "from core.usage_costs c join core.usage u using (request_id)")}
@@ -74,8 +79,15 @@ def test_batch_requests_without_a_catalogue_batch_price_cost_half(costs):
                                                  + 1000 * Decimal("37.5")) / M) == ("batch", Decimal("0.0645"))
     sonnet = (100 * Decimal("1.5") + 2000 * Decimal("1.875") + 10000 * Decimal("0.15") + 1000 * Decimal("7.5")) / M
     assert costs["sonnet-batch-sep"][:2] == costs["sonnet-batch-nov"][:2] == ("batch", sonnet) == ("batch", Decimal("0.0129"))
-    assert "batch: providers.md 3.3" in costs["sonnet-batch-sep"][2]
+    # before 2026-10-14 the catalogue's own batch price of the model, as a ratio to its standard price (the catalogue
+    # dates the listing, not the price); Opus 4.1, which has none, takes Anthropic's documented 50 %
+    assert costs["sonnet-batch-sep"][2].endswith("batch: the catalogue's batch / standard ratio of claude-sonnet-4-5")
+    assert costs["opus-batch"][2].endswith("batch: providers.md 3.3: Message Batches API, 50 % on everything including "
+                                           "cache writes and reads (11: Bedrock Claude as Anthropic)")
     assert "batch:" not in costs["sonnet-batch-nov"][2]  # the catalogue's own batch price from 2026-10-14
+    # Claude's batch price is Anthropic's wherever it is served (a break test: on Vertex, folded into the gemini
+    # provider, only input and output were halved, and on Bedrock nothing): the same tokens cost the same
+    assert costs["vertex-claude-batch"][1] == costs["bedrock-claude-batch"][1] == sonnet
 
 
 def test_claude_1_hour_writes_without_a_catalogue_price_cost_twice_input(costs):
@@ -86,14 +98,17 @@ def test_claude_1_hour_writes_without_a_catalogue_price_cost_twice_input(costs):
     assert costs["bedrock-1h"][3] is None  # cacheDetails is priced, not flagged "not mapped to a token class"
 
 
-def test_an_override_keeps_the_catalogues_priority_price_and_gets_its_batch_discount(costs):
-    # a priority request of an overridden model: the catalogue's gpt-5 priority price ($2.50 / $0.25 / $20), not the
-    # override's standard rates (half the bill); a batch request: the override's rates, input and output halved
-    # (OpenAI Batch API, providers.md 1.5). 5,000 uncached, 5,000 read, 1,000 output
-    assert costs["gpt5-priority"][:2] == ("priority", (5000 * Decimal("2.5") + 5000 * Decimal("0.25") + 1000 * 20) / M)
-    assert costs["gpt5-priority"][1] == Decimal("0.03375")
-    assert costs["gpt5-batch"][:2] == ("batch", (5000 * Decimal("0.625") + 5000 * Decimal("0.125") + 1000 * 5) / M)
-    assert costs["gpt5-batch"][2].startswith("override prices.csv:2; batch: providers.md 1.5")
+def test_an_override_prices_its_models_variants_at_the_catalogues_ratios(costs):
+    # the override ($0.50 / $0.05 / $4, below the catalogue's $1.25 / $0.125 / $10) states standard rates; its batch,
+    # flex and priority rows keep the catalogue's ratios to standard: gpt-5 batch and flex at half of every class, priority
+    # at twice (a break test: under an override a priority request took the override's standard rates, half the bill,
+    # and a flex request the catalogue's absolute flex price, above the overridden standard). 5,000 uncached, 5,000
+    # read, 1,000 output
+    tokens = lambda inp, read, out: (5000 * Decimal(inp) + 5000 * Decimal(read) + 1000 * Decimal(out)) / M  # noqa: E731
+    assert costs["gpt5-priority"][:2] == ("priority", tokens("1", "0.1", "8"))
+    assert costs["gpt5-flex"][:2] == ("flex", tokens("0.25", "0.025", "2"))
+    assert costs["gpt5-batch"][:2] == ("batch", tokens("0.25", "0.025", "2"))
+    assert costs["gpt5-batch"][2] == "override prices.csv:2; batch: the catalogue's batch / standard ratio of gpt-5"
 
 
 def test_deepseek_peak_hours_are_billed_on_weekdays_only(costs):
@@ -103,3 +118,7 @@ def test_deepseek_peak_hours_are_billed_on_weekdays_only(costs):
     assert costs["deepseek-friday"][1] == (400 * Decimal("1.32") + 9600 * Decimal("0.044") + 600 * Decimal("3.96")) / M
     assert costs["deepseek-friday"][1] == Decimal("0.0033264")
     assert costs["deepseek-saturday"][1] == Decimal("0.0016632")
+    # and from 2026-08-16 on: before, v4-pro cost 0.003625 / 0.435 / 0.87 at any hour (providers.md 6; a break test:
+    # the peak windows applied from 1970, 4.55x the bill)
+    assert costs["deepseek-before-peaks"][1] == (400 * Decimal("0.435") + 9600 * Decimal("0.003625")
+                                                 + 600 * Decimal("0.87")) / M == Decimal("0.0007308")
