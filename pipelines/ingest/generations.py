@@ -35,6 +35,14 @@ from pipelines.ingest.readers import HEAD_BYTES, read_head, read_tail
 from pipelines.lib.usage_api import managed
 
 
+# What staging makes of a file's bytes, as a version: bump it with a change that alters the rows staged from the same
+# file (a count read, a record accepted or quarantined), and the next run reads every file staged by an older version
+# again (``unchanged`` is False for it; stage.files.staged_version). 2 (2026-12-07): the thinking a Gemini total holds
+# beyond its OpenAI-compatible output count, cut-short Anthropic streams quarantined, NaN and decimals inside Parquet
+# structs, JSON lines named .json, a CSV quote left open, Gemini streams.
+STAGED_ROWS_VERSION = 2
+
+
 @dataclass(frozen=True)
 class Entry:
     """One manifest row: what was staged under ``name`` (identity columns None before they existed)."""
@@ -52,6 +60,7 @@ class Entry:
     rows_accepted: int
     rows_quarantined: int
     tail_sha: str | None = None  # sha256 of the staged bytes' last HEAD_BYTES (plain files; None for gzip)
+    staged_version: int = STAGED_ROWS_VERSION  # STAGED_ROWS_VERSION of the run that staged it
 
     @property
     def is_gzip(self) -> bool:
@@ -59,7 +68,8 @@ class Entry:
 
 
 MANIFEST_COLUMNS = ("source_file, size_bytes, mtime_ns, defaults_sha, device, inode, head_bytes, head_sha, read_error, "
-                    "rows_in, rows_accepted, rows_quarantined, tail_sha")
+                    "rows_in, rows_accepted, rows_quarantined, tail_sha, coalesce(staged_version, 1)")
+
 
 
 @dataclass
@@ -163,9 +173,11 @@ def plan(logs: list[LogFile], entries: dict[str, Entry]) -> Plan:
 
 
 def unchanged(log: LogFile, entry: Entry) -> bool:
-    """The file is the one ``entry`` staged, untouched since: same device and inode, size, mtime, defaults."""
+    """The file is the one ``entry`` staged, untouched since (same device and inode, size, mtime, defaults), and staged
+    by this version of staging (``STAGED_ROWS_VERSION``)."""
     same_file = entry.device is None or (entry.device, entry.inode) == (log.device, log.inode)
-    return same_file and (entry.size_bytes, entry.mtime_ns, entry.defaults_sha) == (log.size_bytes, log.mtime_ns, log.defaults_sha)
+    return same_file and entry.staged_version >= STAGED_ROWS_VERSION and \
+        (entry.size_bytes, entry.mtime_ns, entry.defaults_sha) == (log.size_bytes, log.mtime_ns, log.defaults_sha)
 
 
 def _continues(log: LogFile, head: bytes, entry: Entry, check_tail: bool = False) -> bool:
@@ -227,4 +239,4 @@ class _Holders:
         return None
 
 
-__all__ = ["Entry", "HEAD_BYTES", "MANIFEST_COLUMNS", "Plan", "plan", "unchanged"]
+__all__ = ["Entry", "HEAD_BYTES", "MANIFEST_COLUMNS", "Plan", "STAGED_ROWS_VERSION", "plan", "unchanged"]

@@ -516,6 +516,7 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         "head_sha": pa.array([None if head is None else generations.head_sha(head) for head in heads], pa.string()),
         "tail_sha": pa.array(tails, pa.string()),
         "read_error": pa.array([s.error for s in segments], pa.string()),
+        "staged_version": pa.array([generations.STAGED_ROWS_VERSION] * len(segments), pa.int32()),
     })
     progress.doing("publishing to core.usage")
     _create_staged_items(conn, batch_files, lane_offset)

@@ -5,6 +5,7 @@
 insert into stage.files by name
 select
     b.source_file, b.size_bytes, b.mtime_ns, b.defaults_sha, b.device, b.inode, b.head_bytes, b.head_sha, b.tail_sha, b.read_error,
+    b.staged_version,
     count(i.source_line) as rows_in,
     count(i.source_line) filter (where i.reason is null) as rows_accepted,
     count(i.source_line) filter (where i.reason is not null) as rows_quarantined,

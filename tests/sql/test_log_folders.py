@@ -715,3 +715,28 @@ def test_04_ndjson_is_read_as_jsonl_and_compressed_logs_of_other_kinds_are_named
     assert tokens_by_file(conn) == [("a.ndjson", 1, 100), ("b.ndjson.gz", 1, 200)]
     assert heard == ["2 compressed file(s) of a kind not read, skipped: c.json.gz, d.csv.gz (read: *.jsonl.gz and "
                      "*.ndjson.gz; decompress the others)"]
+
+
+def test_05_files_staged_by_an_older_version_of_staging_are_read_again_once(tmp_path, conn):
+    # a break test: a warehouse upgraded past a change in what staging makes of a file (here the thinking a Gemini total
+    # holds beyond its OpenAI-compatible output count) kept the rows the older code staged, unlike a fresh build, and no
+    # option read the files again; a file staged by an older STAGED_ROWS_VERSION is now read again by the next run
+    from pipelines.ingest import generations
+
+    logs = tmp_path / "logs"
+    write(logs / "gemini.jsonl", json.dumps({
+        "ts": "2026-11-20T10:00:00Z", "provider": "gemini", "model": "gemini-2.5-flash", "request_id": "g", "response": {
+            "object": "chat.completion", "model": "gemini-2.5-flash",
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1600}}}) + "\n")
+    write(logs / "other.jsonl", line(100, "a"))
+    stage(conn, logs)
+    # as the previous version left it: 100 output tokens, no version recorded
+    conn.execute("update core.usage set output_tokens = 100, reasoning_tokens = null where request_id = 'g'")
+    conn.execute("update stage.files set staged_version = null")
+    again = stage(conn, logs)
+    assert [(r.source_file, r.skipped) for r in again] == [("gemini.jsonl", False), ("other.jsonl", False)]
+    assert conn.execute("select output_tokens, reasoning_tokens from core.usage where request_id = 'g'").fetchall() == [
+        (600, 500)]
+    assert conn.execute("select distinct staged_version from stage.files").fetchall() == [(generations.STAGED_ROWS_VERSION,)]
+    assert all(r.skipped for r in stage(conn, logs))  # once
+    assert accounting_holds(conn)
