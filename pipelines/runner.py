@@ -193,9 +193,10 @@ def _clear_days_before_partitions(conn) -> None:
     keep what an earlier run built)."""
     from pipelines.defs.partitions import PARTITIONS_START
 
-    cleared = conn.execute(statement("core/pending_days__delete_before_partitions"), {"start": PARTITIONS_START}).fetchall()
-    if cleared:
-        days = sorted({day for (day,) in cleared})
+    days = [day for (day,) in conn.execute(statement("core/pending_days__before_partitions"),
+                                           {"start": PARTITIONS_START}).fetchall()]
+    if days:
+        conn.execute(statement("core/pending_days__delete_before_partitions"), {"start": PARTITIONS_START})
         progress.warn(f"{len(days)} staged UTC day(s) before CACHEMETER_PARTITIONS_START={PARTITIONS_START} "
                       f"({days[0]} .. {days[-1]}) are not rebuilt: Dagster builds no partition before it, so their "
                       "tables keep what an earlier run built (lower CACHEMETER_PARTITIONS_START to rebuild them)")
