@@ -39,7 +39,8 @@ from pipelines.lib.usage_api import managed
 # file (a count read, a record accepted or quarantined), and the next run reads every file staged by an older version
 # again (``unchanged`` is False for it; stage.files.staged_version). 2 (2026-12-07): the thinking a Gemini total holds
 # beyond its OpenAI-compatible output count, cut-short Anthropic streams quarantined, NaN and decimals inside Parquet
-# structs, JSON lines named .json, a CSV quote left open, Gemini streams.
+# structs, JSON lines named .json, a CSV quote left open or a CSV row that is not UTF-8, Gemini streams, a byte-order
+# mark opening a later line.
 STAGED_ROWS_VERSION = 2
 
 

@@ -275,7 +275,8 @@ def _gunzip(path: Path) -> Iterator[bytes]:
 def _decode(pieces: list[bytes], first_line: int, unreadable: list[Unreadable]) -> tuple[list[int], list[str]]:
     numbers, texts = [], []
     for offset, raw in enumerate(pieces):
-        raw = raw.rstrip(b"\r")
+        raw = raw.rstrip(b"\r").removeprefix(b"\xef\xbb\xbf")  # a BOM opening any line: files (or gzip members) joined
+        # with `cat`, each opening with one (a break test: the later ones' first lines were quarantined)
         if not raw.strip():
             continue
         try:
@@ -554,7 +555,9 @@ def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table
     import csv
 
     raw = log.path.read_bytes()
-    text = raw.decode("utf-8", "replace").removeprefix("\ufeff")
+    # bytes that are not UTF-8 stay visible (surrogate escapes) and quarantine their row, as a .jsonl line's do (a break
+    # test: they were replaced by U+FFFD and the row stored)
+    text = raw.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
     # the limit is process-wide; no cell can be longer than the file, so this never lowers it
     csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
     consumed: list[tuple[int, str]] = []  # (line number, text) of the physical lines of the row being read
@@ -602,6 +605,11 @@ def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table
         line = consumed[0][0]
         if not any(cell.strip() for cell in row):
             continue
+        if (bad := next((m for cell in row if (m := _NOT_UTF8.search(cell))), None)) is not None:
+            text_row = "".join(t for _, t in consumed).encode("utf-8", "surrogateescape")
+            unreadable.append(Unreadable(line, "not UTF-8 text (invalid byte in the row)",
+                                         _excerpt_of_bytes(text_row, f"invalid UTF-8 byte 0x{ord(bad.group()) - 0xDC00:02x}")))
+            continue
         if len(row) != len(header) and len(consumed) > 1 and '"' in consumed[0][1]:
             # a quote left open ran over the lines after it (a break test: one stray '"' took every later row of the
             # file into this one, uncounted): this line alone is quarantined, the others are read again as rows
@@ -612,7 +620,7 @@ def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table
             continue
         if len(row) != len(header):
             unreadable.append(Unreadable(line, f"CSV row has {len(row)} cells, the header has {len(header)}",
-                                         _excerpt_of_bytes(",".join(row).encode(), "cell count")))
+                                         _excerpt_of_bytes(",".join(row).encode("utf-8", "surrogateescape"), "cell count")))
             continue
         record = {name: _csv_value(cell, is_numeric) for name, cell, is_numeric in zip(header, row, numeric)
                   if cell != ""}
@@ -626,6 +634,7 @@ def _read_table(log: LogFile, unreadable: list[Unreadable]) -> Iterator[pa.Table
 
 
 _NUMERIC_COLUMN = re.compile(r"tokens|count|requests|spend|cost")
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # a byte surrogateescape kept because it is not UTF-8
 _PLAIN_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 

@@ -256,3 +256,22 @@ def test_a_gemini_stream_is_read_by_its_last_usage_and_json_lines_named_sse_are_
     assert rows(conn, "select provider, prompt_tokens, output_tokens from core.usage") == [("gemini", 1200, 40)]
     assert rows(conn, "select reason from core.quarantine") == [
         ("no data: events: not a server-sent-event stream (JSON lines belong in a .jsonl file)",)]
+
+
+def test_a_csv_row_that_is_not_utf8_is_quarantined_and_a_bom_opening_a_later_jsonl_line_is_read(tmp_path):
+    # break tests: a CSV byte that is not UTF-8 was stored as U+FFFD (a .jsonl line with one is quarantined), and files
+    # joined with `cat`, each opening with a byte-order mark, had each later first line quarantined ("Unexpected UTF-8 BOM")
+    (tmp_path / "logs").mkdir()
+    header = b"request_id,ts,provider,model,tenant,uncached_input_tokens,output_tokens\n"
+    (tmp_path / "logs" / "u.csv").write_bytes(header + b"c1,2026-11-20T09:00:00Z,openai,gpt-4.1-mini,ac\xffme,50,4\n"
+                                              b"c2,2026-11-20T09:00:00Z,openai,gpt-4.1-mini,acme,50,4\n")
+    line = lambda rid: json.dumps({"ts": "2026-11-20T09:00:00Z", "request_id": rid, "response": {  # noqa: E731
+        "id": rid, "type": "message", "model": "claude-sonnet-4-5-20250929", "usage": {"input_tokens": 5, "output_tokens": 5}}})
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "logs" / "joined.jsonl").write_bytes(bom + line("j1").encode() + b"\n" + bom + line("j2").encode() + b"\n")
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert {r.source_file: (r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results} == {
+        "joined.jsonl": (2, 2, 0), "u.csv": (2, 1, 1)}
+    assert rows(conn, "select request_id, tenant from core.usage order by 1") == [("c2", "acme"), ("j1", "default"),
+                                                                               ("j2", "default")]
+    assert rows(conn, "select source_line, reason from core.quarantine") == [(2, "not UTF-8 text (invalid byte in the row)")]
