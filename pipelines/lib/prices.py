@@ -19,19 +19,17 @@ model's batch, priority and flex rows keep the catalogue's ratios to them (``pri
 from __future__ import annotations
 
 import csv
+import hashlib
 from dataclasses import dataclass, replace
 from datetime import date
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 from functools import cache
 from pathlib import Path
 
-import genai_prices
 import pyarrow as pa
-from genai_prices import types as gp
-from genai_prices.data_snapshot import get_snapshot
 
 from pipelines.lib import price_rules
-from pipelines.lib.providers import CATALOGUE_TO_PROVIDER, PROVIDER_ALIASES, PROVIDER_TO_CATALOGUE
+from pipelines.lib.providers import CATALOGUE_TO_PROVIDER, PROVIDER_ALIASES, PROVIDER_TO_CATALOGUE  # noqa: F401 (re-exported)
 
 # LiteLLM-style routing prefixes ("anthropic/claude-...") that name the provider, not the model; on
 # OpenRouter the vendor prefix is part of the catalogue id and stays
@@ -80,94 +78,47 @@ class _Row:
     weekdays_only: bool = False
 
 
+def catalogue_version() -> str:
+    """The installed genai-prices version, from its package metadata (importing it costs 0.17 CPU s)."""
+    from importlib.metadata import version
+
+    return version("genai-prices")
+
+
 def catalogue_source() -> str:
     """Label of the catalogue in use, e.g. ``'genai-prices 0.2.3 (bundled snapshot)'``."""
-    return f"genai-prices {genai_prices.__version__} (bundled snapshot)"
+    return f"genai-prices {catalogue_version()} (bundled snapshot)"
+
+
+def _cache_key() -> list[str]:
+    """What the catalogue's rows and model matching depend on: its version and this code (``disk_cache``)."""
+    from pipelines.lib import disk_cache, providers
+
+    return [catalogue_version(), *disk_cache.source_texts(__file__, price_rules.__file__, providers.__file__,
+                                                          Path(__file__).with_name("catalogue.py"))]
 
 
 def catalogue_table() -> pa.Table:
-    """Every catalogue price as ``core.prices`` rows (see ``sql/schema/22_core_prices.sql``)."""
-    rows: list[_Row] = []
-    source = catalogue_source()
-    by_id = {provider.id: provider for provider in get_snapshot().providers}
-    for provider in by_id.values():
-        name = CATALOGUE_TO_PROVIDER.get(provider.id, provider.id)
-        own = {model.id for model in provider.models}
-        for model in provider.models:
-            rows.extend(_model_rows(name, model, source))
-        # genai-prices prices a model a provider does not list from its fallback providers, in order
-        # (Azure serves OpenAI's models at OpenAI's list prices): made explicit as rows of this provider
-        for fallback in getattr(provider, "fallback_model_providers", None) or []:
-            for model in by_id[fallback].models if fallback in by_id else []:
-                if model.id not in own:
-                    own.add(model.id)
-                    rows.extend(_model_rows(name, model, f"{source} via {fallback}"))
-    return _to_table(rows)
+    """Every catalogue price as ``core.prices`` rows (see ``sql/schema/22_core_prices.sql``; ``lib/catalogue.table``).
+
+    The same for one genai-prices version and one version of this code, so kept on disk per both (``disk_cache``): a
+    run then neither imports genai-prices nor flattens it (0.3 CPU s of a run on a one-line log)."""
+    from pipelines.lib import disk_cache
+
+    def build() -> pa.Table:
+        from pipelines.lib import catalogue
+
+        return catalogue.table()
+
+    return disk_cache.arrow_table("catalogue-prices", _cache_key(), build)
 
 
-def _model_rows(provider: str, model: gp.ModelInfo, source: str) -> list[_Row]:
-    conditionals, starts = _conditionals(model)
-    claude = price_rules.is_claude(model.id)
-    ratios = _variant_ratios(model)
-    rows = []
-    for index, conditional in enumerate(conditionals):
-        later = [s for s in starts[index + 1:] if s > starts[index]]
-        window = _time_window(conditional.constraint)
-        peak = price_rules.is_weekday_peak(model.id, window)  # DeepSeek's: weekdays only, and from its first day
-        first = max(starts[index], price_rules.DEEPSEEK_PEAK_SINCE) if peak else starts[index]
-        base = dict(provider=provider, price_model=model.id, effective_to=min(later) if later else None,
-                    utc_time_from=window[0], utc_time_to=window[1], priority=0, price_source=source, weekdays_only=peak)
-        standard = _tier_rows(conditional.prices.__dict__, base, "standard", first, index * 1000 + 999, claude)
-        rows += standard
-        batch_from = [max(starts[index], v.constraint.start_date if isinstance(v.constraint, gp.StartDateConstraint)
-                          else EPOCH) for v in model.price_variants or [] if _variant_name(v.when) == "batch"]
-        if not batch_from or min(batch_from) > starts[index]:  # no catalogue batch price from this row's first day
-            # below the catalogue's own batch rows of the same conditional (precedence ...999 - v_index)
-            rows += _derived_rows(standard, "batch", ratios.get("batch") or _rule_ratios(provider, model.id),
-                                  index * 1000 + 500)
-        for v_index, variant in enumerate(model.price_variants or []):
-            name = _variant_name(variant.when)
-            if name is None or isinstance(variant.constraint, gp.TimeOfDateConstraint):
-                continue
-            merged = {**conditional.prices.__dict__,
-                      **{k: v for k, v in variant.prices.__dict__.items() if v is not None}}
-            v_start = variant.constraint.start_date if isinstance(variant.constraint, gp.StartDateConstraint) else EPOCH
-            rows += _tier_rows(merged, base, name, max(starts[index], v_start), index * 1000 + 999 - v_index, claude)
-    return rows
+def catalogue_ratios() -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
+    """``(provider, price_model) -> {variant: (ratios, label)}`` of every catalogue model with variants
+    (``lib/catalogue.variant_ratios``)."""
+    from pipelines.lib import catalogue
 
-
-def _conditionals(model: gp.ModelInfo) -> tuple[list, list[date]]:
-    """A model's conditional prices and the first day of each (``EPOCH`` for one without a start date)."""
-    conditionals = model.prices if isinstance(model.prices, list) else [gp.ConditionalPrice(prices=model.prices)]
-    return conditionals, [c.constraint.start_date if isinstance(c.constraint, gp.StartDateConstraint) else EPOCH
-                          for c in conditionals]
-
-
-def _variant_ratios(model: gp.ModelInfo) -> dict[str, tuple[tuple, str]]:
-    """Per catalogue variant of ``model`` (batch, priority, flex): its base-tier price over the standard price, class
-    by class, on the variant's first day (``price_rules.ratios_between``), with a label; {} without variants."""
-    conditionals, starts = _conditionals(model)
-    found: dict[str, tuple[tuple, str]] = {}
-    for variant in model.price_variants or []:
-        name = _variant_name(variant.when)
-        if name is None or name in found or isinstance(variant.constraint, gp.TimeOfDateConstraint):
-            continue
-        v_start = variant.constraint.start_date if isinstance(variant.constraint, gp.StartDateConstraint) else EPOCH
-        dated = [i for i, c in enumerate(conditionals) if not isinstance(c.constraint, gp.TimeOfDateConstraint)
-                 and starts[i] <= v_start] or [0]
-        conditional = conditionals[max(dated, key=lambda i: starts[i])]
-        merged = {**conditional.prices.__dict__, **{k: v for k, v in variant.prices.__dict__.items() if v is not None}}
-        claude = price_rules.is_claude(model.id)
-        standard = _tier_rows(conditional.prices.__dict__, _RATIO_BASE, "standard", EPOCH, 0, claude)
-        priced = _tier_rows(merged, _RATIO_BASE, name, EPOCH, 0, claude)
-        if standard and priced:
-            found[name] = (price_rules.ratios_between(standard[0].prices, priced[0].prices),
-                           f"{name}: the catalogue's {name} / standard ratio of {model.id}")
-    return found
-
-
-_RATIO_BASE = dict(provider="", price_model="", effective_to=None, utc_time_from=None, utc_time_to=None, priority=0,
-                   price_source="")
+    return catalogue.variant_ratios()
 
 
 def _rule_ratios(provider: str, model_id: str) -> tuple[tuple, str] | None:
@@ -185,57 +136,6 @@ def _derived_rows(standard: list[_Row], variant: str, ratios: tuple[tuple, str] 
     return [replace(row, price_variant=variant, prices=price_rules.scaled(row.prices, by_class), precedence=precedence,
                     priority=row.priority if priority is None else priority, price_source=f"{row.price_source}; {label}")
             for row in standard]
-
-
-def _variant_name(when: dict) -> str | None:
-    if when == {"processing": "batch"}:
-        return "batch"
-    tier = when.get("service_tier") if len(when) == 1 else None
-    return tier if tier in {"priority", "flex"} else None
-
-
-def _time_window(constraint) -> tuple:
-    if isinstance(constraint, gp.TimeOfDateConstraint):
-        return constraint.start_time.replace(tzinfo=None), constraint.end_time.replace(tzinfo=None)
-    return None, None
-
-
-def _tier_rows(prices: dict, base: dict, variant: str, effective_from: date, precedence: int,
-               claude: bool = False) -> list[_Row]:
-    """One row per long-context tier; each class priced as genai-prices would (parent-class inheritance), but a
-    Claude model's missing 1-hour write price (``claude``), which is ``price_rules.ONE_HOUR_WRITE_TO_INPUT`` x input."""
-    keys = {"input": prices.get("input_mtok"), "cache_read": prices.get("cache_read_mtok"),
-            "cache_write": prices.get("cache_write_mtok"), "cache_write_1h": prices.get("cache_write_1h_mtok"),
-            "output": prices.get("output_mtok")}
-    if keys["input"] is None and keys["output"] is None:
-        return []
-    starts = sorted({0} | {t.start for p in keys.values() if isinstance(p, gp.TieredPrices) for t in p.tiers})
-    rows = []
-    for start in starts:
-        at = {k: _price_at(p, start) for k, p in keys.items()}
-        inp = at["input"]
-        read = at["cache_read"] if at["cache_read"] is not None else inp
-        write = at["cache_write"] if at["cache_write"] is not None else inp
-        write_1h = (at["cache_write_1h"] if at["cache_write_1h"] is not None
-                    else inp * price_rules.ONE_HOUR_WRITE_TO_INPUT if claude and inp is not None else write)
-        rows.append(_Row(price_variant=variant, effective_from=effective_from, tier_start_tokens=start,
-                         prices=(inp, read, write, write_1h, at["output"]), precedence=precedence, **base))
-    return rows
-
-
-def _price_at(price, tier_start: int) -> Decimal | None:
-    """Price of one class for prompts above ``tier_start`` (genai-prices: the tier applies when total > start)."""
-    if price is None:
-        return None
-    applicable = price
-    if isinstance(price, gp.TieredPrices):
-        applicable = price.base
-        for tier in price.tiers:
-            if tier.start <= tier_start:
-                applicable = tier.price
-    # A few catalogue entries carry binary-float noise (0.18000000000000002 for 0.18, all of them
-    # third-party resellers); core.prices keeps 9 decimals (USD 1e-9 per million tokens).
-    return applicable.quantize(PRICE_QUANTUM, rounding=ROUND_HALF_EVEN)
 
 
 def read_overrides(path: Path) -> pa.Table:
@@ -282,24 +182,6 @@ def _override_variants(kept: list[_Row]) -> list[_Row]:
                 found = ratios.get(variant) or (_rule_ratios(row.provider, row.price_model) if variant == "batch" else None)
                 derived += _derived_rows([row], variant, found, row.precedence)
     return derived
-
-
-@cache
-def catalogue_ratios() -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
-    """``(provider, price_model) -> {variant: (ratios, label)}`` of every catalogue model with variants
-    (``_variant_ratios``), under the provider names ``catalogue_table`` gives them."""
-    found: dict[tuple[str, str], dict[str, tuple[tuple, str]]] = {}
-    by_id = {provider.id: provider for provider in get_snapshot().providers}
-    for provider in by_id.values():
-        name = CATALOGUE_TO_PROVIDER.get(provider.id, provider.id)
-        models = list(provider.models)
-        own = {model.id for model in models}
-        for fallback in getattr(provider, "fallback_model_providers", None) or []:
-            models += [m for m in (by_id[fallback].models if fallback in by_id else []) if m.id not in own]
-        for model in models:
-            if model.price_variants and (name, model.id) not in found:
-                found[(name, model.id)] = _variant_ratios(model)
-    return found
 
 
 def _without_repeats(path: Path, rows: list[_Row]) -> list[_Row]:
@@ -398,32 +280,62 @@ def normalise_model_id(provider: str | None, model: str | None) -> str | None:
 
 @cache
 def resolve_price_model(provider: str | None, model: str | None) -> str | None:
-    """Catalogue model id for a reported model (after ``normalise_model_id``), else the normalised id lowered.
-
-    Uses genai-prices' own matching rules for the provider, e.g. ``gpt-4o-2024-08-06`` -> ``gpt-4o`` and
-    ``us.anthropic.claude-sonnet-4-5-20250929-v1:0`` -> ``regional.anthropic.claude-sonnet-4-5-20250929-v1:0``.
-    """
-    model = normalise_model_id(provider, model)
-    if model is None:
-        return None
-    catalogue_provider = PROVIDER_TO_CATALOGUE.get(provider or "", provider)
-    if catalogue_provider:
-        try:
-            found_provider, found_model = get_snapshot().find_provider_model(model, None, catalogue_provider, None)
-            if found_provider.id == catalogue_provider:
-                return found_model.id
-        except LookupError:
-            pass
-    return model.lower()
+    """Catalogue model id for a reported model (``lib/catalogue.resolve_price_model``), e.g. ``gpt-4o-2024-08-06`` ->
+    ``gpt-4o``; the normalised id lowered when the catalogue does not know it."""
+    return model_map_table([(provider, model)])["price_model"][0].as_py()
 
 
 def model_map_table(pairs: list[tuple[str | None, str | None]]) -> pa.Table:
-    """``(provider, model, price_model)`` for each distinct reported pair, for joining in SQL."""
+    """``(provider, model, price_model)`` for each distinct reported pair, for joining in SQL.
+
+    Every pair resolved before on this machine is read from a table kept on disk per catalogue version and code
+    (``disk_cache``, like ``catalogue_table``); only new pairs import the catalogue, and are added to it."""
+    from pipelines.lib import disk_cache
+
+    path = disk_cache.root() / "catalogue-models.arrow"
+    key = hashlib.sha256("\x1f".join(_cache_key()).encode("utf-8")).hexdigest()[:16]
+    known = _read_model_map(path, key)
+    missing = [pair for pair in dict.fromkeys(pairs) if pair not in known]
+    if missing:
+        from pipelines.lib import catalogue
+
+        known.update({pair: catalogue.resolve_price_model(*pair) for pair in missing})
+        _write_model_map(path, key, known)
     return pa.table({
         "provider": pa.array([p for p, _ in pairs], pa.string()),
         "model": pa.array([m for _, m in pairs], pa.string()),
-        "price_model": pa.array([resolve_price_model(p, m) for p, m in pairs], pa.string()),
+        "price_model": pa.array([known[pair] for pair in pairs], pa.string()),
     })
+
+
+def _read_model_map(path: Path, key: str) -> dict[tuple, str | None]:
+    """The pairs resolved before under ``key`` ({} when the file is missing, unreadable or of another key)."""
+    try:
+        with pa.OSFile(str(path), "rb") as source:
+            table = pa.ipc.open_file(source).read_all()
+    except (OSError, pa.ArrowInvalid):
+        return {}
+    if (table.schema.metadata or {}).get(b"key") != key.encode():
+        return {}
+    return {(p, m): r for p, m, r in zip(*(table[c].to_pylist() for c in ("provider", "model", "price_model")))}
+
+
+def _write_model_map(path: Path, key: str, known: dict[tuple, str | None]) -> None:
+    """Keep ``known`` under ``key`` (written under a temporary name, then renamed; skipped when it cannot be)."""
+    import os
+    import tempfile
+
+    table = pa.table({"provider": pa.array([p for p, _ in known], pa.string()),
+                      "model": pa.array([m for _, m in known], pa.string()),
+                      "price_model": pa.array(list(known.values()), pa.string())}).replace_schema_metadata({"key": key})
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False) as partial:
+            with pa.ipc.new_file(partial, table.schema) as writer:
+                writer.write_table(table)
+        os.replace(partial.name, path)
+    except OSError:
+        pass
 
 
 def _to_table(rows: list[_Row]) -> pa.Table:

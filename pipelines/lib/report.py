@@ -36,9 +36,9 @@ _preload: threading.Thread | None = None
 def bundle_path() -> Path:
     """Where the JavaScript bundle is cached: ``$CACHEMETER_CACHE_DIR`` (default ``$XDG_CACHE_HOME/cachemeter``,
     else ``~/.cache/cachemeter``), one file per vl-convert version."""
-    root = options.env_value("cache_dir") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "cachemeter")
-    return Path(root) / f"vega-bundle-vl-convert-{vlc.__version__}.js"
+    from pipelines.lib import disk_cache
+
+    return disk_cache.root() / f"vega-bundle-vl-convert-{vlc.__version__}.js"
 
 
 @cache

@@ -55,7 +55,7 @@ def ttl_note(ttl: pd.DataFrame) -> str:
     """What an empty TTL table means (HTML; "" when it has rows): no replayed family's other TTL would have cost
     less, or no family could be replayed at all, because the replay prices both retention options at list rates
     and so needs cache traffic on a model whose 5-minute and 1-hour cache writes are priced, and differently
-    (Anthropic's Claude models, for one; OpenAI's are priced as input either way: prices._tier_rows). A ``--prices`` row without
+    (Anthropic's Claude models, for one; OpenAI's are priced as input either way: catalogue._tier_rows). A ``--prices`` row without
     ``cache_write_1h_per_mtok`` leaves its model out; before, the section said "None." either way."""
     if not ttl.empty:
         return ""
