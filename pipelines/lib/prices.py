@@ -98,6 +98,15 @@ def _cache_key() -> list[str]:
                                                           Path(__file__).with_name("catalogue.py"))]
 
 
+def book_fingerprint(overrides: Path | None, minimums: Path) -> str:
+    """A version of the price book: what the catalogue's rows depend on (``_cache_key``), the override file's bytes and
+    the cache-minimum facts' (``stage.price_book``). Raises ``OSError`` when a file cannot be read."""
+    parts = [*_cache_key(), minimums.read_text(encoding="utf-8")]
+    if overrides is not None:
+        parts += [str(overrides), Path(overrides).read_bytes().decode("utf-8", "surrogateescape")]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
 def catalogue_table() -> pa.Table:
     """Every catalogue price as ``core.prices`` rows (see ``sql/schema/22_core_prices.sql``; ``lib/catalogue.table``).
 

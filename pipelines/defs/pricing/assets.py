@@ -31,8 +31,21 @@ def price_book(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settin
 
     Raises ``prices.PriceOverrideError`` (naming file and line) for a bad override file.
     """
+    override_file = Path(settings.prices_file) if settings.prices_file else None
+    try:
+        version = prices.book_fingerprint(override_file, CACHE_MINIMUMS_CSV)
+    except OSError:  # an override file that cannot be read: read_overrides says so below
+        version = None
+    with warehouse_connection(duckdb) as conn:
+        loaded, had_prices = conn.execute(statement("pricing/price_book__get")).fetchall()[0]
+        minimums = conn.execute("select count(*) from core.cache_minimums").fetchall()[0][0]
+    if version is not None and loaded == version and had_prices:  # the same book: nothing to load again
+        yield dg.MaterializeResult(asset_key=PRICES, metadata={
+            "catalogue": prices.catalogue_source(), "override_file": settings.prices_file or "(none)", "unchanged": True})
+        yield dg.MaterializeResult(asset_key=CACHE_MINIMUMS, metadata={"dagster/row_count": minimums})
+        return
     table = prices.catalogue_table()
-    overrides = prices.read_overrides(Path(settings.prices_file)) if settings.prices_file else None
+    overrides = prices.read_overrides(override_file) if override_file else None
     if overrides is not None:
         table = pa.concat_tables([table, overrides])
     repriced = 0
@@ -40,16 +53,18 @@ def price_book(context: dg.AssetExecutionContext, duckdb: DuckDBResource, settin
         conn.register("prices_in", table)
         try:
             with transaction(conn):
-                had_prices = conn.execute("select count(*) > 0 from core.prices").fetchall()[0][0]
-                before = conn.execute(statement("pricing/prices__fingerprint")).fetchall()[0][0]
+                # an empty book has nothing to compare with (its first load prices every staged day anyway)
+                before = conn.execute(statement("pricing/prices__fingerprint")).fetchall()[0][0] if had_prices else None
                 conn.execute(statement("pricing/prices__delete"))
                 conn.execute(statement("pricing/prices__insert"))
                 conn.execute(statement("pricing/cache_minimums__delete"))
                 conn.execute(statement("pricing/cache_minimums__insert"), {"path": str(CACHE_MINIMUMS_CSV)})
-                if conn.execute(statement("pricing/prices__fingerprint")).fetchall()[0][0] != before:
+                if before is None or conn.execute(statement("pricing/prices__fingerprint")).fetchall()[0][0] != before:
                     conn.execute(statement("core/pending_days__insert_all"))  # every staged day is repriced
                     if had_prices:
                         repriced = conn.execute("select count(distinct day) from core.usage").fetchall()[0][0]
+                if version is not None:
+                    conn.execute(statement("pricing/price_book__set"), {"fingerprint": version})
         finally:
             conn.unregister("prices_in")
         warehouse.record_unbuilt_days(conn, duckdb.database)  # a changed price book made every staged day pending
