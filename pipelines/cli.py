@@ -79,7 +79,8 @@ def run(
     all_days: bool = typer.Option(False, "--all-days", help="Rebuild every staged UTC day, not only the days whose "
                                   "logs or prices changed (for example after changing alert thresholds)."),
     wait: float = typer.Option(0, "--wait", min=0, help="Seconds to wait for another run holding the warehouse "
-                               "before giving up (default: 2 s, for a reader that opened it for a moment; then give up, naming the holder)."),
+                               "before giving up, naming the holder (with 0, a holder is still waited out for 2 s: a "
+                               "reader that opened it for a moment)."),
     parallel: int = typer.Option(1, "--parallel", envvar="CACHEMETER_PARALLEL", min=1,
                                  help="Processes that build the days at once (a DuckLake with a PostgreSQL catalog only; "
                                  "elsewhere days are built one after another)."),
