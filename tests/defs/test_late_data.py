@@ -27,7 +27,13 @@ def evaluate(sensor, instance=None):
     context = dg.build_sensor_context(instance=instance or dg.DagsterInstance.ephemeral(),
                                       resources={k: resources[k] for k in ("duckdb", "settings")})
     result = sensor(context)
-    return result if isinstance(result, list) else [result] if isinstance(result, dg.RunRequest) else []
+    requests = result if isinstance(result, list) else [result] if isinstance(result, dg.RunRequest) else []
+    # the daemon refuses a request for a job the sensor does not target, and a request naming none from a sensor of
+    # several jobs (a break test: every tick of the notices' cachemeter_publish request failed so under the daemon)
+    targets = {job.name for job in sensor.jobs}
+    for request in requests:
+        assert (request.job_name or (next(iter(targets)) if len(targets) == 1 else None)) in targets, (request, targets)
+    return requests
 
 
 def test_a_late_file_is_staged_and_its_day_and_the_days_reading_it_are_rebuilt_in_one_run(tmp_path):

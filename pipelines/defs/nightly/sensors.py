@@ -54,8 +54,9 @@ def _latest_run_id(instance: dg.DagsterInstance, job_name: str, statuses: list) 
     return runs[0].run_id if runs else None
 
 
-@dg.sensor(jobs=[daily_job], minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING,
-           description="Requests one cachemeter_daily run per range of pending UTC days (stage.pending_days).")
+@dg.sensor(jobs=[daily_job, publish_job], minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING,
+           description="Requests one cachemeter_daily run per range of pending UTC days (stage.pending_days), "
+                       "and a cachemeter_publish run for incident notices still due.")
 def pending_days_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBResource,
                         settings: CachemeterSettings):
     """Request the daily runs that bring every pending day up to date; skip while a cachemeter run is active.
