@@ -188,18 +188,11 @@ def _run_failure_cause(events) -> str:
 
 
 def _clear_days_before_partitions(conn) -> None:
-    """Drop the pending days before the first daily partition (``CACHEMETER_PARTITIONS_START``, raised after they were
-    staged), with a warning: Dagster builds no partition before it, so they would stay pending for ever (their tables
-    keep what an earlier run built)."""
-    from pipelines.defs.partitions import PARTITIONS_START
+    """``partitions.clear_days_before_start``, its warning said (after ``--all-days`` marked every staged day)."""
+    from pipelines.defs.partitions import clear_days_before_start
 
-    days = [day for (day,) in conn.execute(statement("core/pending_days__before_partitions"),
-                                           {"start": PARTITIONS_START}).fetchall()]
-    if days:
-        conn.execute(statement("core/pending_days__delete_before_partitions"), {"start": PARTITIONS_START})
-        progress.warn(f"{len(days)} staged UTC day(s) before CACHEMETER_PARTITIONS_START={PARTITIONS_START} "
-                      f"({days[0]} .. {days[-1]}) are not rebuilt: Dagster builds no partition before it, so their "
-                      "tables keep what an earlier run built (lower CACHEMETER_PARTITIONS_START to rebuild them)")
+    if said := clear_days_before_start(conn):
+        progress.warn(said)
         warehouse.record_unbuilt_days(conn, os.environ["CACHEMETER_DB"])
 
 

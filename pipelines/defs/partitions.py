@@ -95,3 +95,20 @@ def id_buckets(conn: duckdb.DuckDBPyConnection, params: dict) -> list[dict]:
 
 
 BUCKET_ROWS = 5_000_000  # request ids of the window one bucket holds (id_buckets)
+
+
+def clear_days_before_start(conn) -> str | None:
+    """Drop the pending days before ``PARTITIONS_START`` (raised after they were staged) and say so: Dagster builds no
+    partition before it, so they stayed pending for ever and every run that rebuilt them stopped on its invariant (a
+    break test); their tables keep what an earlier run built. Returns the warning, or None when there were none. Both
+    staging (every run, the CLI's and the nightly automation's) and the CLI after ``--all-days`` call it."""
+    from pipelines.lib.sql import statement
+
+    days = [day for (day,) in conn.execute(statement("core/pending_days__before_partitions"),
+                                           {"start": PARTITIONS_START}).fetchall()]
+    if not days:
+        return None
+    conn.execute(statement("core/pending_days__delete_before_partitions"), {"start": PARTITIONS_START})
+    return (f"{len(days)} staged UTC day(s) before CACHEMETER_PARTITIONS_START={PARTITIONS_START} ({days[0]} .. "
+            f"{days[-1]}) are not rebuilt: Dagster builds no partition before it, so their tables keep what an earlier "
+            "run built (lower CACHEMETER_PARTITIONS_START to rebuild them)")

@@ -217,7 +217,8 @@ ENV_OPTIONS: tuple[Option, ...] = (
     Option("logs", "", "path", "folder, or bucket prefix (s3://, gs://, az://), scanned recursively for usage logs; CLI: --logs, default the bundled demo"),
     # a date, a schedule and a size checked where they are set: "garbage", "not a cron" and a memory limit of 0 each
     # passed and stopped every run deep inside with "an unexpected error", `doctor` saying "settings ok" (a break test)
-    Option("partitions_start", "2020-01-01", "UTC date", "first daily partition; earlier records are quarantined",
+    Option("partitions_start", "2020-01-01", "UTC date", "first daily partition; earlier records are quarantined, and "
+           "days staged before it was raised keep what was built (a warning says so)",
            check=_is_date),
     Option("nightly_cron", "30 2 * * *", "cron (UTC)", "when the nightly schedule stages the logs", check=_is_cron),
     Option("nightly_deadline_hour", 6, "hour (UTC)", "hour by which yesterday must be built, else a notice"),
