@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from datetime import date, time
 from decimal import ROUND_HALF_EVEN, Decimal
 
+# the price classes in core.prices' order (USD per million tokens; lib/prices.PRICE_COLUMNS, the --prices header)
 PRICE_CLASSES = ("input_per_mtok", "cache_read_per_mtok", "cache_write_5m_per_mtok", "cache_write_1h_per_mtok",
                  "output_per_mtok")
-PRICE_QUANTUM = Decimal("0.000000001")  # core.prices is DECIMAL(18, 9)
+PRICE_QUANTUM = Decimal("0.000000001")  # core.prices is DECIMAL(18, 9): 9 decimals
 VARIANTS = ("batch", "priority", "flex")
 
 

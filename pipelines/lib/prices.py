@@ -37,14 +37,13 @@ _ROUTING_PREFIXES = ("openai/", "azure/", "anthropic/", "gemini/", "google/", "v
                      "bedrock/", "bedrock_converse/", "aws/", "deepseek/", "xai/", "x-ai/", "mistral/", "mistralai/",
                      "cohere/", "cohere_chat/")
 
-OVERRIDE_COLUMNS = ["provider", "model", "effective_from", "input_per_mtok", "cache_read_per_mtok",
-                    "cache_write_5m_per_mtok", "cache_write_1h_per_mtok", "output_per_mtok"]
+OVERRIDE_COLUMNS = ["provider", "model", "effective_from", *price_rules.PRICE_CLASSES]
 PRICE_COLUMNS = OVERRIDE_COLUMNS[3:]
 # an optional last column: the price variant a row states (standard, the default, batch, priority or flex)
 VARIANT_COLUMN = "price_variant"
 VARIANTS = ("standard", "batch", "priority", "flex")
 EPOCH = date(1970, 1, 1)
-PRICE_QUANTUM = Decimal("0.000000001")  # core.prices is DECIMAL(18, 9)
+PRICE_QUANTUM = price_rules.PRICE_QUANTUM  # core.prices is DECIMAL(18, 9)
 
 SCHEMA = pa.schema([
     ("provider", pa.string()), ("price_model", pa.string()), ("price_variant", pa.string()),
