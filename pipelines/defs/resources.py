@@ -96,5 +96,5 @@ def resources() -> dg.Definitions:
     """Register the warehouse and settings (paths resolved at run time, thresholds from ``cachemeter.yaml``)."""
     return dg.Definitions(resources={
         "duckdb": DuckDBResource(database=dg.EnvVar("CACHEMETER_DB"), connection_config=warehouse.CONNECTION_CONFIG),
-        "settings": CachemeterSettings.from_env(logs_dir=dg.EnvVar("CACHEMETER_LOGS")),
+        "settings": CachemeterSettings.deferring_errors(logs_dir=dg.EnvVar("CACHEMETER_LOGS")),
     })

@@ -27,6 +27,27 @@ class _SettingsBase(dg.ConfigurableResource):
     logs_dir: str = ""  # no default: a deployment names its logs folder (the CLI defaults to the bundled demo)
     prices_file: str | None = None
     follow_symlinks: bool = False
+    # why the settings file or a variable could not be used, when the code location loaded with the defaults instead
+    # (``deferring_errors``): every run fails on it, naming the file and key, while the sensors keep working
+    config_error: str = ""
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """A run (not a sensor: ``context.dagster_run`` is set) fails at once on ``config_error``: its run-failure
+        notice then names the file and the key, posted by the sensors this does not stop."""
+        if self.config_error and context.dagster_run is not None:
+            raise ValueError(self.config_error)
+
+    @classmethod
+    def deferring_errors(cls, logs_dir: str | dg.EnvVar | None = None) -> "CachemeterSettings":
+        """``from_env``; but a settings file or variable that cannot be used gives the defaults with ``config_error``
+        set, rather than an error that stops the code location from loading: a typo in ``cachemeter.yaml`` stopped
+        the schedule, every sensor, the watchdog and the failure notices with it, the Dagster UI showing only
+        "Error loading repository location" (a break test)."""
+        try:
+            return cls.from_env(logs_dir=logs_dir)
+        except ValueError as exc:
+            return cls(logs_dir=logs_dir if logs_dir is not None else "", config_error=str(exc),
+                       **{o.name: o.default for o in options.FILE_OPTIONS})
 
     @property
     def dependent_days(self) -> int:

@@ -383,3 +383,30 @@ def test_notices_a_down_webhook_left_due_are_delivered_without_waiting_for_new_l
         receiver.close()
     assert [key.rsplit(":", 1)[1] for key in receiver.keys] == ["opened"]
     assert query(db, "select count(*) from marts.alert_deliveries where status = 'delivered'") == [(1,)]
+
+
+def test_a_settings_file_that_cannot_be_used_fails_each_run_naming_it_and_leaves_the_sensors_working(tmp_path, monkeypatch):
+    # a break test: a typo in cachemeter.yaml stopped the code location from loading, and with it the schedule, every
+    # sensor, the watchdog and the run-failure notices; the UI showed only "Error loading repository location"
+    from pipelines.defs.nightly import sensors
+    from pipelines.defs.resources import resources
+    from pipelines.defs.settings import CachemeterSettings
+
+    bad = tmp_path / "cachemeter.yaml"
+    bad.write_text("alerts:\n  baseline_days: 7\n  min_requestz: 50\n")
+    monkeypatch.setenv("CACHEMETER_CONFIG", str(bad))
+    monkeypatch.setenv("CACHEMETER_LOGS", str(tmp_path))
+    settings = resources().resources["settings"]  # the code location loads
+    assert settings.config_error.startswith(f"{bad}: an unknown setting alerts.min_requestz (alerts.min_requests?)")
+
+    @dg.asset
+    def probe(settings: CachemeterSettings) -> int:
+        return 1
+
+    run = dg.materialize([probe], resources={"settings": settings}, raise_on_error=False)
+    assert not run.success
+    (failure,) = [event for event in run.all_events if event.is_step_failure or event.is_failure]
+    assert "an unknown setting alerts.min_requestz" in str(failure.event_specific_data.error)
+    # a sensor gets the defaults: the watchdog still evaluates (and the failure notices still post)
+    context = dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral(), resources={"settings": settings})
+    assert isinstance(sensors.nightly_watchdog(context), dg.SkipReason)
