@@ -43,6 +43,14 @@ def invariant(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, 
     every id of the window that takes ``$bucket`` and ``$buckets``), summed the same way.
     """
     progress.doing(f"checking {name}")
+    fast = FAST_PASSES.get(sql_name)
+    if fast is not None:  # a cheaper sufficient statement first: its 0 is the predicate's 0
+        fast_text = statement(f"checks/{fast}")
+        if conn.execute(fast_text, params_for(fast_text, params)).fetchone()[0] == 0:
+            return dg.AssetCheckResult(check_name=name, asset_key=dg.AssetKey(asset_key), passed=True,
+                                       severity=dg.AssetCheckSeverity.ERROR,
+                                       metadata={"violations": 0, "predicate": f"sql/checks/{sql_name}.sql",
+                                                 "passed_by": f"sql/checks/{fast}.sql"})
     text = statement(f"checks/{sql_name}")
     violations, offending, has_offending = 0, [], False
     parts = (window_parts(conn, params, by_ids="$bucket" in text) if in_parts
@@ -61,6 +69,12 @@ def invariant(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, 
     return dg.AssetCheckResult(check_name=name, asset_key=dg.AssetKey(asset_key), passed=violations == 0,
                                severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)
 
+
+# Predicates with a fast pass: ``sql/checks/<value>.sql`` counts 0 only when ``<key>.sql`` would (a sufficient condition
+# without the predicate's join: per-day counts and hash sums of each table's rows; the file says why its 0 is the
+# predicate's). A window that passes it is never joined; one that fails it runs the predicate, which counts and names
+# the violations. At 5M usage rows a day: 0.3 s against 2.4 s (bench/README.md, "The priced-once check without a join").
+FAST_PASSES = {"usage_costs__rows_not_priced_once": "usage_costs__priced_once_digests_differ"}
 
 OFFENDING_EXAMPLES = 5  # as many as each predicate lists (sql/checks/files__rows_do_not_add_up.sql)
 

@@ -95,10 +95,15 @@ BREAKS = [
 def test_each_invariant_fails_when_its_rule_is_broken(db, name, predicate, damage, monkeypatch):
     monkeypatch.setattr(partitions, "PART_ROWS", 25)  # in parts: a day each (60 rows), cut into 3 buckets of ids
     by_id = predicate in IN_ID_BUCKETS  # these take a bucket of ids: one bucket of the window's 600 rows here
+    fast = checks.FAST_PASSES.get(predicate)
     with duckdb.connect(str(db)) as conn:
-        assert checks.invariant(conn, ["x"], name, predicate, WINDOW, in_id_buckets=by_id).passed
+        clean = checks.invariant(conn, ["x"], name, predicate, WINDOW, in_id_buckets=by_id)
+        assert clean.passed and ("passed_by" in clean.metadata) == (fast is not None)
         conn.execute(damage)
+        if fast is not None:  # a fast pass never passes a broken window: its count sends it to the predicate
+            assert conn.execute(statement(f"checks/{fast}"), WINDOW).fetchone()[0] >= 1  # each damaged day
         broken = checks.invariant(conn, ["x"], name, predicate, WINDOW, in_id_buckets=by_id)
+        assert "passed_by" not in broken.metadata
         if predicate in IN_PARTS:  # the assets run these part by part: the same count either way
             assert len(partitions.window_parts(conn, WINDOW, by_ids="$bucket" in statement(f"checks/{predicate}"))) == (
                 30 if predicate in CUT_BY_IDS else 10)
@@ -119,6 +124,40 @@ IN_PARTS = {"usage_costs__rows_not_priced_once", "daily_savings__totals_differ_f
 CUT_BY_IDS = {"usage_costs__rows_not_priced_once"}
 # the predicates the assets run once per bucket of the window's request ids (checks.invariant(in_id_buckets=True))
 IN_ID_BUCKETS = {"usage__duplicate_request_ids"}
+
+
+def test_a_fast_pass_leaves_a_usage_row_repeated_with_its_cost_row_to_the_unique_id_check(db):
+    # the digests compare multisets: a usage row and its cost row both repeated leave them equal; the priced-once
+    # predicate counts each copy, and request_id_unique (blocking, on core.usage upstream) stops the run first
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("insert into core.usage select * from core.usage where request_id = '2026-11-03-5'")
+        conn.execute("insert into core.usage_costs select * from core.usage_costs where request_id = '2026-11-03-5'")
+        fast = conn.execute(statement("checks/usage_costs__priced_once_digests_differ"), WINDOW).fetchone()[0]
+        exact = conn.execute(statement("checks/usage_costs__rows_not_priced_once"), partitions.whole(WINDOW)).fetchone()[0]
+        unique = checks.invariant(conn, ["x"], "request_id_unique", "usage__duplicate_request_ids", WINDOW,
+                                  in_id_buckets=True)
+    assert (fast, exact) == (0, 2)
+    assert not unique.passed and unique.metadata["violations"].value == 1
+
+
+def test_the_fast_pass_counts_each_damaged_day_and_the_predicate_every_damaged_row(db, monkeypatch):
+    # several days damaged at once: the fast pass counts the days, then the predicate runs and counts the rows,
+    # the same count as with no fast pass at all
+    damage = ["delete from core.usage_costs where request_id = '2026-11-02-1'",
+              "update core.usage set cache_read_tokens = cache_read_tokens + 1 where request_id = '2026-11-05-3'",
+              "update core.usage_costs set day = day + 1 where request_id = '2026-11-07-2'"]
+    args = (["x"], "priced_rows_equal_usage_rows", "usage_costs__rows_not_priced_once", WINDOW)
+    with duckdb.connect(str(db)) as conn:
+        for text in damage:
+            conn.execute(text)
+        fast = conn.execute(statement("checks/usage_costs__priced_once_digests_differ"), WINDOW).fetchone()[0]
+        with_fast = checks.invariant(conn, *args, in_parts=True)
+        monkeypatch.setattr(checks, "FAST_PASSES", {})
+        exact = checks.invariant(conn, *args, in_parts=True)
+    assert fast == 4  # days 2, 5, 7 and 8 (the moved cost row's old and new day)
+    # the unpriced row, the changed row, the moved row counted on its usage day and on its cost day
+    assert with_fast.metadata["violations"].value == exact.metadata["violations"].value == 4
+    assert not with_fast.passed and "passed_by" not in with_fast.metadata
 
 
 def test_a_check_run_in_id_buckets_counts_each_repeated_id_once_in_its_bucket(db, monkeypatch):
