@@ -5,19 +5,23 @@ stays flat on large files. Reading is done here rather than by DuckDB's JSON rea
 malformed line must be kept (and counted) with its own position and text, which ``read_json`` with
 ``ignore_errors`` does not give (the fast lane in ``ingest`` uses that reader for the records it can
 take whole and hands every other line back to this one). Blank lines are skipped (they are not records); a UTF-8
-byte-order mark and CRLF endings are removed.
+byte-order mark and CRLF endings are removed. A file that opens with a UTF-16 or UTF-32 byte-order mark is read as
+its UTF-8 text (``wide_encoding``).
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import io
+import itertools
 import json
 import math
 import re
+import tempfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -69,11 +73,89 @@ def read_tail(path: Path, size: int, length: int = HEAD_BYTES) -> bytes:
         return handle.read(min(size, length))
 
 
+# The byte-order marks of the encodings other than UTF-8 a text log may come in, UTF-32's first (UTF-32 LE's mark opens
+# with UTF-16 LE's). Windows PowerShell 5.1 writes UTF-16 LE with its mark for `>` and Out-File by default
+# (Microsoft's about_Character_Encoding), so a log exported there arrives so; the codecs read the mark for the byte order.
+WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+             (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def wide_encoding(head: bytes) -> str | None:
+    """``"utf-16"`` or ``"utf-32"`` for a text that opens with that encoding's byte-order mark, else None."""
+    return next((encoding for bom, encoding in WIDE_BOMS if head.startswith(bom)), None)
+
+
 def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = CHUNK_BYTES) -> Iterator[pa.Table]:
     """Yield ``(source_line, line)`` chunks of ``log``; lines that cannot be decoded go to ``unreadable``.
 
-    A gzip stream cut short ends the file with one ``Unreadable`` entry for the lost tail.
+    A gzip stream cut short ends the file with one ``Unreadable`` entry for the lost tail. A text in UTF-16 or
+    UTF-32 (``wide_encoding``) is read from a temporary UTF-8 copy (``_as_utf8``): its lines keep their numbers.
     """
+    name = log.path.name.lower()
+    if name.endswith(".parquet"):
+        yield from _read_records(log, unreadable, chunk_bytes)
+        return
+    # the text's first block, read once: a gzip file is decompressed by this one stream, whatever it holds
+    blocks = _gunzip(log.path) if name.endswith(".gz") else _plain(log.path)
+    try:
+        first = next(blocks, b"")
+    except StreamError:
+        first = b""
+    encoding = wide_encoding(first)
+    if encoding is None:
+        blocks.close()
+        yield from _read_records(log, unreadable, chunk_bytes)
+        return
+    with tempfile.TemporaryDirectory(prefix="cachemeter-text-") as folder:
+        copy = Path(folder) / log.path.name.removesuffix(".gz").removesuffix(".GZ")
+        lost = _as_utf8(itertools.chain([first], blocks), encoding, copy)
+        yield from _read_records(replace(log, path=copy), unreadable, chunk_bytes)
+        if lost is not None:
+            unreadable.append(lost)
+
+
+def _as_utf8(blocks: Iterator[bytes], encoding: str, copy: Path) -> Unreadable | None:
+    """Write the text in ``encoding`` that ``blocks`` hold (a file's bytes, decompressed for ``*.gz``) to ``copy`` as
+    UTF-8, up to its first fault: bytes that are not ``encoding`` text, or a gzip stream cut short. Returns None, or
+    the one ``Unreadable`` entry for the lines from the last whole line before the fault to the end (the copy ends at
+    that line)."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    lines = 0  # newlines written
+    fault: str | None = None
+    tail = b""  # the bytes after the last newline written
+    with open(copy, "wb") as out:
+        def decoded(block: bytes, final: bool = False) -> bytes:
+            nonlocal fault
+            try:
+                return decoder.decode(block, final).encode("utf-8")
+            except UnicodeDecodeError as exc:  # the text before the fault (the decoder's buffer opens exc.object)
+                fault = f"not {encoding.upper()} text ({exc.reason})"
+                return decoder.decode(block[:max(0, exc.start - len(decoder.buffer))]).encode("utf-8")
+
+        try:
+            for block in blocks:
+                text = decoded(block)
+                cut = text.rfind(b"\n") + 1
+                if cut:
+                    out.write(tail + text[:cut])
+                    lines += (tail + text[:cut]).count(b"\n")
+                    tail = text[cut:]
+                else:
+                    tail += text
+                if fault is not None:
+                    break
+            else:
+                tail += decoded(b"", final=True)
+        except StreamError as exc:
+            fault = str(exc)
+        if fault is None:
+            out.write(tail)
+            return None
+    return Unreadable(lines + 1, f"{fault} after line {lines}; the rest of the file is unreadable",
+                      _excerpt_of_bytes(tail, fault))
+
+
+def _read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int) -> Iterator[pa.Table]:
     name = log.path.name.lower()
     if name.endswith(".json"):
         yield from _read_json_array(log, unreadable)

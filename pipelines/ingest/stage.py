@@ -43,7 +43,7 @@ from pipelines.ingest import body_chunks, cache_models, containers, fingerprints
 from pipelines.lib import faults, prices, progress, warehouse
 from pipelines.ingest.discover import LogFile, duckdb_literal_path, stored_mtime_ns
 from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, NEWLINE, Unreadable, malformed_json_excerpt,
-                                      read_head, read_line_ranges, read_records, read_tail)
+                                      read_head, read_line_ranges, read_records, read_tail, wide_encoding)
 from pipelines.lib.sql import params_for, statement
 from pipelines.lib.warehouse import transaction
 
@@ -794,6 +794,8 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
                 heads[log.relative] = data[:HEAD_BYTES]
         except (OSError, EOFError, zlib.error):
             continue  # the general reader reports it (or keeps what decodes of a cut gzip stream)
+        if wide_encoding(data[:4]):
+            continue  # UTF-16 or UTF-32: the general reader reads its UTF-8 text (DuckDB reads UTF-8 only)
         ends = data.endswith(b"\n")
         parts.append(b"{}\n")
         if data and b"\n\n" not in data and not data.startswith(b"\n") and not data.isspace():
@@ -861,6 +863,12 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
     """
     if not log.is_jsonl or (not log.is_gzip and duckdb_literal_path(log.path) is None):  # a copy's name is ours
         return None
+    if not log.is_gzip:
+        try:
+            if wide_encoding(read_head(log.path, 4)):  # UTF-16 or UTF-32: the general reader reads its UTF-8 text
+                return None
+        except OSError:
+            return None  # the general reader reports it
     if log.is_gzip and text_path is None:
         with tempfile.TemporaryDirectory(prefix="cachemeter-lane-") as folder:
             return _fast_lane(conn, log, params, None, Path(folder) / "text.jsonl", failures)
@@ -884,6 +892,8 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
         counting = counter.submit(count) if beside else None
         if not beside and not (lines := count()):
             return None
+        if log.is_gzip and wide_encoding(read_head(text_path, 4)):  # (of its text, decompressed once by the count)
+            return None  # UTF-16 or UTF-32: the general reader reads its UTF-8 text
         try:
             conn.execute(statement("ingest/fast_items__read_jsonl"),
                          {"path": literal, **{name: params[name] for name in FAST_LANE_PARAMS}})

@@ -275,3 +275,46 @@ def test_a_csv_row_that_is_not_utf8_is_quarantined_and_a_bom_opening_a_later_jso
     assert rows(conn, "select request_id, tenant from core.usage order by 1") == [("c2", "acme"), ("j1", "default"),
                                                                                ("j2", "default")]
     assert rows(conn, "select source_line, reason from core.quarantine") == [(2, "not UTF-8 text (invalid byte in the row)")]
+
+
+def test_utf16_and_utf32_logs_are_read_as_their_utf8_text_line_for_line(tmp_path):
+    # Windows PowerShell 5.1 writes UTF-16 LE with a byte-order mark for `>` and Out-File (Microsoft's
+    # about_Character_Encoding): such a log had every record quarantined ("not UTF-8 text", "malformed JSON")
+    import gzip
+
+    line = lambda rid, tokens: json.dumps({"ts": "2026-11-20T09:00:00Z", "request_id": rid, "response": {  # noqa: E731
+        "id": rid, "type": "message", "model": "claude-sonnet-4-5-20250929",
+        "usage": {"input_tokens": tokens, "output_tokens": 5, "cache_read_input_tokens": 100}}})
+    text = "\r\n".join([line("le1", 10), "", line("le2", 20)]) + "\r\n"  # a blank line: the numbers stay the file's
+    csv_text = "request_id,ts,provider,model,tenant,uncached_input_tokens,output_tokens\nc1,2026-11-20T09:00:00Z,openai,gpt-4.1-mini,acmé,50,4\n"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "le.jsonl").write_bytes(text.encode("utf-16"))  # Python writes the mark in the machine's (LE) order
+    (logs / "be.jsonl").write_bytes(b"\xfe\xff" + text.replace("le", "be").encode("utf-16-be"))
+    (logs / "w32.jsonl.gz").write_bytes(gzip.compress(text.replace("le", "w32").encode("utf-32")))
+    (logs / "t.csv").write_bytes(csv_text.encode("utf-16"))
+    (logs / "a.json").write_bytes(json.dumps([json.loads(line("arr", 30))]).encode("utf-16"))
+    conn, results = stage(tmp_path, logs)
+    assert {r.source_file: (r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results} == {
+        "le.jsonl": (2, 2, 0), "be.jsonl": (2, 2, 0), "w32.jsonl.gz": (2, 2, 0), "t.csv": (1, 1, 0), "a.json": (1, 1, 0)}
+    assert rows(conn, "select request_id, source_line, uncached_input_tokens + cache_read_tokens, tenant from core.usage "
+                      "order by 1") == [
+        ("arr", 1, 130, "default"), ("be1", 1, 110, "default"), ("be2", 3, 120, "default"), ("c1", 2, 50, "acmé"),
+        ("le1", 1, 110, "default"), ("le2", 3, 120, "default"), ("w321", 1, 110, "default"),
+        ("w322", 3, 120, "default")]
+
+
+def test_a_utf16_log_that_turns_bad_keeps_its_lines_before_and_quarantines_the_rest_as_one_record(tmp_path):
+    line = lambda rid: json.dumps({"ts": "2026-11-20T09:00:00Z", "request_id": rid, "response": {  # noqa: E731
+        "id": rid, "type": "message", "model": "claude-sonnet-4-5-20250929", "usage": {"input_tokens": 5, "output_tokens": 5}}})
+    good = ("\n".join([line("u1"), line("u2")]) + "\n").encode("utf-16")
+    # a lone low surrogate (0xDC00, little-endian) halfway through line 3: not UTF-16 text
+    bad = ('{"ts": "2026-11-20T09:00:00Z", "x": "'.encode("utf-16-le") + b"\x00\xdc" + '"}\n'.encode("utf-16-le")
+           + (line("u4") + "\n").encode("utf-16-le"))
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "turns.jsonl").write_bytes(good + bad)
+    conn, results = stage(tmp_path, tmp_path / "logs")
+    assert [(r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results] == [(3, 2, 1)]
+    assert rows(conn, "select request_id from core.usage order by 1") == [("u1",), ("u2",)]
+    assert rows(conn, "select source_line, reason from core.quarantine") == [
+        (3, "not UTF-16 text (illegal encoding) after line 2; the rest of the file is unreadable")]
