@@ -184,6 +184,49 @@ def test_a_failure_notice_the_webhook_missed_is_posted_by_a_later_watchdog_tick(
     assert instance.get_run_by_id(failed.run_id).tags[sensors.NOTICE_TAG] == "posted"
 
 
+def test_failure_notices_the_webhook_missed_are_one_notice_once_it_is_back(tmp_path, monkeypatch):
+    """A break test: after a webhook outage every run that failed meanwhile posted its own "[critical] run failed"
+    notice in the same minute (four at once). Several pending notices are now one, a line per run, oldest first."""
+    from pipelines import runner
+    from pipelines.definitions import defs
+    from pipelines.defs.nightly import sensors
+
+    hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))
+    prices = write_prices(tmp_path / "prices.csv", [{"provider": "openai", "model": "gpt-4.1", "effective_from": "2026-01-01",
+                                                     "input_per_mtok": "two dollars"}])
+    runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", prices)
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", "http://127.0.0.1:9/hook")  # down: connection refused
+    instance = dg.DagsterInstance.ephemeral()
+    resources = {"settings": dict(defs().resources)["settings"]}
+    monkeypatch.setattr(sensors, "utc_now", lambda: datetime(2026, 11, 11, 5, 0, tzinfo=timezone.utc))
+
+    def watchdog_tick():
+        return sensors.nightly_watchdog(dg.build_sensor_context(instance=instance, resources=resources)).skip_message
+
+    cursor = failure_sensor_tick(instance, None)
+    failed = []
+    for _ in range(3):
+        failed.append(defs().resolve_job_def("cachemeter_ingest").execute_in_process(instance=instance, raise_on_error=False))
+        cursor = failure_sensor_tick(instance, cursor)
+    assert [instance.get_run_by_id(r.run_id).tags[sensors.NOTICE_TAG] for r in failed] == ["pending"] * 3
+    receiver = Receiver()
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", receiver.url)
+    try:
+        watchdog_tick()
+        watchdog_tick()  # nothing pending any more: nothing posted again
+    finally:
+        receiver.close()
+    (notice,) = receiver.bodies
+    lines = notice["text"].splitlines()
+    assert lines[0] == "[critical] 3 cachemeter runs failed while the alert webhook could not be reached:"
+    assert [line[:len("- cachemeter_ingest, run 12345678")] for line in lines[1:]] == [
+        f"- cachemeter_ingest, run {r.run_id[:8]}" for r in failed]  # oldest first
+    assert all(line.endswith("input_per_mtok 'two dollars' is not a number (USD per million tokens)") for line in lines[1:])
+    assert [run["run_id"] for run in notice["cachemeter"]["runs"]] == [r.run_id for r in failed]
+    assert notice["cachemeter"]["event"] == "run_failures" and receiver.keys[0].startswith("run_failures:")
+    assert [instance.get_run_by_id(r.run_id).tags[sensors.NOTICE_TAG] for r in failed] == ["posted"] * 3
+
+
 @pytest.mark.parametrize("retries", [True, False])
 def test_a_run_whose_worker_died_says_so_and_whether_dagster_runs_it_again(tmp_path, monkeypatch, retries):
     """A break test: a daemon run whose worker was killed posted "[critical] ... This run has been marked as failed from

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from datetime import date, datetime, timedelta, timezone
@@ -201,6 +202,7 @@ def _notify(settings: CachemeterSettings, text: str, fields: dict, key: str) -> 
 # run-status sensors move their cursor past a run even when the tick fails, so a notice lost to a webhook outage
 # was lost for good (a break test); nightly_watchdog posts the pending ones again every 15 minutes
 NOTICE_TAG, NOTICE_TEXT_TAG = "cachemeter/failure_notice", "cachemeter/failure_notice_text"
+FAILURE_PREFIX = "[critical] cachemeter run failed: "  # a failed run's notice: this, then job, range, run and cause
 
 
 def _failure_fields(run: dg.DagsterRun) -> dict:
@@ -210,14 +212,35 @@ def _failure_fields(run: dg.DagsterRun) -> dict:
 
 
 def _post_pending_failure_notices(instance: dg.DagsterInstance, settings: CachemeterSettings) -> list[str]:
-    """Post again the failure notices a webhook outage left pending (``NOTICE_TAG``); returns what happened to each."""
-    outcomes = []
-    for run in instance.get_runs(filters=dg.RunsFilter(tags={NOTICE_TAG: "pending"}), limit=50):
+    """Post again the failure notices a webhook outage left pending (``NOTICE_TAG``); returns what happened to them.
+
+    One pending notice is posted as it was written. Several are one notice (``pending_failures_notice``): after an
+    outage each run that failed meanwhile, most of them on the outage itself (their alert deliveries), would
+    otherwise page once, all in the same minute (four at once in a break test)."""
+    runs = list(reversed(instance.get_runs(filters=dg.RunsFilter(tags={NOTICE_TAG: "pending"}), limit=50)))
+    if not runs:
+        return []
+    if len(runs) == 1:
+        (run,) = runs
         outcome = _notify(settings, run.tags.get(NOTICE_TEXT_TAG, ""), _failure_fields(run), f"run_failure:{run.run_id}")
-        if outcome == "posted" or outcome.startswith("not posted"):
+    else:
+        outcome = _notify(settings, *pending_failures_notice(runs))
+    if outcome == "posted" or outcome.startswith("not posted"):
+        for run in runs:
             instance.add_run_tags(run.run_id, {NOTICE_TAG: "posted" if outcome == "posted" else "dropped"})
-        outcomes.append(f"{run.run_id[:8]}: {outcome}")
-    return outcomes
+    return [f"{', '.join(run.run_id[:8] for run in runs)}: {outcome}"]
+
+
+def pending_failures_notice(runs: list[dg.DagsterRun]) -> tuple[str, dict, str]:
+    """The one notice (text, fields, dedup key) of several failed runs whose own notices the webhook missed, oldest
+    first: a line per run (its own notice's words), ``fields`` ``{"event": "run_failures", "runs": [...]}``, and a key
+    of the run ids (the same runs are the same notice, whichever tick posts it)."""
+    lines = [run.tags.get(NOTICE_TEXT_TAG, "").removeprefix(FAILURE_PREFIX) or f"{run.job_name}, run {run.run_id[:8]}"
+             for run in runs]
+    text = (f"[critical] {len(runs)} cachemeter runs failed while the alert webhook could not be reached:\n"
+            + "\n".join(f"- {line}" for line in lines))
+    key = "run_failures:" + hashlib.sha256(" ".join(sorted(run.run_id for run in runs)).encode()).hexdigest()[:16]
+    return text, {"event": "run_failures", "runs": [_failure_fields(run) for run in runs]}, key
 
 
 @dg.run_failure_sensor(monitored_jobs=JOBS, default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30,
@@ -244,7 +267,7 @@ def run_failure_notice(context: dg.RunFailureSensorContext, settings: Cachemeter
         context.log.info(f"run {run.run_id}: the incident notices are still not delivered; tried again in "
                          f"{NOTICE_RETRY_MINUTES} minutes")
         return
-    text = f"[critical] cachemeter run failed: {run.job_name}{span}, run {run.run_id[:8]}: {reason}"
+    text = f"{FAILURE_PREFIX}{run.job_name}{span}, run {run.run_id[:8]}: {reason}"
     outcome = _notify(settings, text, _failure_fields(run), f"run_failure:{run.run_id}")
     if outcome.startswith("posting failed"):  # posted again by nightly_watchdog's ticks until the webhook takes it
         context.instance.add_run_tags(run.run_id, {NOTICE_TAG: "pending", NOTICE_TEXT_TAG: text})
