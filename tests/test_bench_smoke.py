@@ -191,6 +191,23 @@ def test_problem_floor_prices_the_logs_exactly_as_a_run_does(tmp_path):
     assert line["floor_seconds"] > 0 and line["parse_seconds"] > 0
 
 
+def test_one_write_writes_the_usage_and_cost_rows_as_one_table_of_the_same_rows(tmp_path):
+    # bench/one_write.py rewrites the pricing statement's select to carry the usage columns: the one table must hold
+    # the pair's rows, column for column, or its time says nothing of one write
+    sys.path.insert(0, str(REPO / "bench"))
+    import generate
+
+    generate.generate(300, 1, tmp_path / "logs-300-1")
+    ran = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "--logs", str(tmp_path / "logs-300-1"),
+                          "--db", str(tmp_path / "w.duckdb")], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "one_write.py"), str(tmp_path / "w.duckdb"),
+                           "--repeat", "1"], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = json.loads(done.stdout.strip().splitlines()[-1])
+    assert line["same_rows"] is True and set(line["seconds"]) == {"usage", "costs", "one"}
+
+
 def test_problem_floor_disagrees_with_a_warehouse_of_other_logs(tmp_path):
     # the comparison can fail: a warehouse of other requests (another seed) has other totals
     sys.path.insert(0, str(REPO / "bench"))
