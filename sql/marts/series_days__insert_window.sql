@@ -34,14 +34,35 @@ series as (
         sum(d.prompt_tokens) as prompt_tokens,
         sum(d.cache_read_tokens) as cache_read_tokens,
         sum(d.read_discount_usd) as read_discount_usd,
-        count(d.rendered_chars) as body_rows,
-        count(distinct coalesce(d.opening_hashes[4], d.opening_hashes[-1])) as distinct_openings,
-        median(d.divergence_offset_chars) as median_offset,
-        count(*) filter (where d.cache_read_tokens > 0) as hits,
-        count(distinct d.prompt_tokens) filter (where d.cache_read_tokens > 0) as distinct_hit_prompts
+        count(*) filter (where d.cache_read_tokens > 0) as hits
     from core.usage_priced d
     where d.day >= $first and d.day <= $last
         and d.day in (select day from window_days)
+    group by all
+),
+-- What needs a DISTINCT or a median is aggregated apart, each over the rows it counts: in the roll-up above, two
+-- DISTINCT aggregates made DuckDB aggregate every row of the days its slower way (bench/README.md, "A DISTINCT
+-- aggregate taken apart"). The logged bodies' openings and offsets: rows that logged a request body only.
+bodies as (
+    select day, provider, model, tenant, app,
+           count(rendered_chars) as body_rows,
+           count(distinct coalesce(opening_hashes[4], opening_hashes[-1])) as distinct_openings,
+           median(divergence_offset_chars) as median_offset
+    from core.usage
+    where day >= $first and day <= $last
+        and day in (select day from window_days)
+        and (rendered_chars is not null or opening_hashes is not null or divergence_offset_chars is not null)
+    group by all
+),
+hit_prompts as (
+    -- distinct prompt sizes among the hits, as the distinct (series, size) pairs counted
+    select day, provider, model, tenant, app, count(prompt_tokens) as distinct_hit_prompts
+    from (
+        select distinct day, provider, model, tenant, app, prompt_tokens
+        from core.usage
+        where day >= $first and day <= $last
+            and day in (select day from window_days) and cache_read_tokens > 0
+    )
     group by all
 ),
 common_spans as (
@@ -59,9 +80,18 @@ common_spans as (
     group by all
 ),
 final as (
-    select s.*, c.common_span, r.top_read_count, r.top_read_tokens
+    -- each part joined on its series, a null model (or tenant, app) matching a null one
+    select s.*, coalesce(b.body_rows, 0) as body_rows, coalesce(b.distinct_openings, 0) as distinct_openings,
+           b.median_offset, coalesce(h.distinct_hit_prompts, 0) as distinct_hit_prompts,
+           c.common_span, r.top_read_count, r.top_read_tokens
     from series s
-    left join common_spans c using (day, provider, model, tenant, app)
-    left join read_values r using (day, provider, model, tenant, app)
+    left join bodies b on b.day = s.day and b.provider is not distinct from s.provider
+        and b.model is not distinct from s.model and b.tenant is not distinct from s.tenant and b.app is not distinct from s.app
+    left join hit_prompts h on h.day = s.day and h.provider is not distinct from s.provider
+        and h.model is not distinct from s.model and h.tenant is not distinct from s.tenant and h.app is not distinct from s.app
+    left join common_spans c on c.day = s.day and c.provider is not distinct from s.provider
+        and c.model is not distinct from s.model and c.tenant is not distinct from s.tenant and c.app is not distinct from s.app
+    left join read_values r on r.day = s.day and r.provider is not distinct from s.provider
+        and r.model is not distinct from s.model and r.tenant is not distinct from s.tenant and r.app is not distinct from s.app
 )
 select * from final;

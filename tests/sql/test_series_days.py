@@ -49,3 +49,26 @@ def test_a_day_without_a_request_count_counts_no_requests_for_the_incident_rule(
                                           "'t' as tenant, 'bot' as app"))
     rows = conn.execute(statement("alerts/incidents__series_days")).fetchall()
     assert [(r[4], r[5], r[6], r[7]) for r in rows] == [(DAY, 0, 1000, 900)]
+
+
+def test_a_series_of_rows_without_a_model_keeps_its_span_read_sizes_openings_and_hit_prompts():
+    # every part of the series row is joined on its series with a null model matching a null one: the span and the
+    # most common read size of a series whose log names no model were null (a join on model = null matched nothing)
+    conn = warehouse.prepare(duckdb.connect(":memory:"))
+    rows = [  # (id, prompt tokens, cache read tokens, divergence span, opening hash)
+        ("a", 1000, 800, "digits:10 timestamp", "h1"), ("b", 1000, 800, "digits:10 timestamp", "h2"),
+        ("c", 1200, 800, None, None), ("d", 900, 0, None, "h1")]
+    for rid, prompt, read, span, opening in rows:
+        conn.execute("insert into core.usage (request_id, day, provider, model, tenant, app, prompt_tokens, "
+                     "cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, request_count, divergence_span, "
+                     "rendered_chars, opening_hashes, divergence_offset_chars) values ($id, $day, 'openai', null, 't', "
+                     "'bot', $prompt, $read, 0, 0, 1, $span, $chars, $hashes, $offset)",
+                     {"id": rid, "day": DAY, "prompt": prompt, "read": read, "span": span,
+                      "chars": 4000 if opening else None, "hashes": [opening] if opening else None,
+                      "offset": 120 if span else None})
+        conn.execute("insert into core.usage_costs (request_id, day, priced) values ($id, $day, false)",
+                     {"id": rid, "day": DAY})
+    conn.execute(statement("marts/series_days__insert_window"), {"days": [DAY], "first": DAY, "last": DAY})
+    row = conn.execute("select model, requests, hits, body_rows, distinct_openings, median_offset, distinct_hit_prompts, "
+                       "common_span, top_read_count, top_read_tokens from marts.series_days").fetchall()
+    assert row == [(None, 4, 3, 3, 2, 120.0, 2, "digits:10 timestamp", 3, 800)]
