@@ -98,13 +98,16 @@ def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = 
     # the text's first block, read once: a gzip file is decompressed by this one stream, whatever it holds
     blocks = _gunzip(log.path) if name.endswith(".gz") else _plain(log.path)
     try:
-        first = next(blocks, b"")
-    except StreamError:
-        first = b""
+        first, broken = next(blocks, b""), False
+    except StreamError:  # damaged at once: read again from the start, where the line reader reports it
+        first, broken = b"", True
     encoding = wide_encoding(first)
-    if encoding is None:
-        blocks.close()
-        yield from _read_records(log, unreadable, chunk_bytes)
+    if encoding is None:  # a file of lines reads on from the block it opened with
+        lines = (itertools.chain([first], blocks) if not broken and not name.endswith((".json", ".sse", ".csv"))
+                 else None)
+        if lines is None:
+            blocks.close()
+        yield from _read_records(log, unreadable, chunk_bytes, lines)
         return
     with tempfile.TemporaryDirectory(prefix="cachemeter-text-") as folder:
         copy = Path(folder) / log.path.name.removesuffix(".gz").removesuffix(".GZ")
@@ -155,7 +158,9 @@ def _as_utf8(blocks: Iterator[bytes], encoding: str, copy: Path) -> Unreadable |
                       _excerpt_of_bytes(tail, fault))
 
 
-def _read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int) -> Iterator[pa.Table]:
+def _read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int,
+                  blocks: Iterator[bytes] | None = None) -> Iterator[pa.Table]:
+    """``read_records`` of a UTF-8 text (or Parquet); ``blocks``: a file of lines' bytes, if already opened."""
     name = log.path.name.lower()
     if name.endswith(".json"):
         yield from _read_json_array(log, unreadable)
@@ -166,7 +171,8 @@ def _read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int) 
     if name.endswith((".csv", ".parquet")):
         yield from _read_table(log, unreadable)
         return
-    blocks = _gunzip(log.path) if name.endswith(".gz") else _plain(log.path)
+    if blocks is None:
+        blocks = _gunzip(log.path) if name.endswith(".gz") else _plain(log.path)
     line_no = 0  # lines consumed so far, blank ones included
     pieces: list[bytes] = []  # bytes read since the last chunk, joined once per chunk (long lines stay linear)
     size = 0
