@@ -40,7 +40,9 @@ def invariant(conn: duckdb.DuckDBPyConnection, asset_key: list[str], name: str, 
     a predicate whose violations are each within one day; cut by request ids too where it takes ``$bucket``,
     for one whose violations are each within one request) and the counts and examples are summed; with
     ``in_id_buckets`` once per bucket of request ids (``partitions.id_buckets``, for a predicate over
-    every id of the window that takes ``$bucket`` and ``$buckets``), summed the same way.
+    every id of the window that takes ``$bucket`` and ``$buckets``), summed the same way. A predicate with a fast
+    pass (``FAST_PASSES``) runs only when that pass counts more than 0 over the whole window; a window it passes
+    is recorded with metadata ``passed_by`` naming the fast pass's file.
     """
     progress.doing(f"checking {name}")
     fast = FAST_PASSES.get(sql_name)
