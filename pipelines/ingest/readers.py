@@ -81,8 +81,17 @@ WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
 
 
 def wide_encoding(head: bytes) -> str | None:
-    """``"utf-16"`` or ``"utf-32"`` for a text that opens with that encoding's byte-order mark, else None."""
-    return next((encoding for bom, encoding in WIDE_BOMS if head.startswith(bom)), None)
+    """``"utf-16"`` or ``"utf-32"`` for a text that opens with that encoding's byte-order mark and reads as a log in
+    it, else None. ``head``: the file's first bytes (up to ``HEAD_BYTES`` are judged). A log is JSON or CSV, mostly
+    ASCII, so at least half of the head's characters must be: UTF-8 text that opens with the mark's bytes by accident
+    (a break test) decodes to characters beyond ASCII or to faults, and is read as UTF-8, where its lines after the
+    first are sound."""
+    encoding = next((encoding for bom, encoding in WIDE_BOMS if head.startswith(bom)), None)
+    if encoding is None:
+        return None
+    # a fault in the head is judged as one character beyond ASCII (a damaged file is still read up to its fault)
+    text = codecs.getincrementaldecoder(encoding)("replace").decode(head[:HEAD_BYTES])  # a cut last character waits
+    return encoding if 2 * sum(character < "\x80" for character in text) >= len(text) else None
 
 
 def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = CHUNK_BYTES) -> Iterator[pa.Table]:
@@ -110,7 +119,7 @@ def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = 
         yield from _read_records(log, unreadable, chunk_bytes, lines)
         return
     with tempfile.TemporaryDirectory(prefix="cachemeter-text-") as folder:
-        copy = Path(folder) / log.path.name.removesuffix(".gz").removesuffix(".GZ")
+        copy = Path(folder) / (log.path.name[:-3] if name.endswith(".gz") else log.path.name)  # .gz, .GZ, .Gz
         lost = _as_utf8(itertools.chain([first], blocks), encoding, copy)
         yield from _read_records(replace(log, path=copy), unreadable, chunk_bytes)
         if lost is not None:

@@ -794,7 +794,7 @@ def _batch_lane(conn: duckdb.DuckDBPyConnection, segments: list[_Segment], param
                 heads[log.relative] = data[:HEAD_BYTES]
         except (OSError, EOFError, zlib.error):
             continue  # the general reader reports it (or keeps what decodes of a cut gzip stream)
-        if wide_encoding(data[:4]):
+        if wide_encoding(data[:HEAD_BYTES]):
             continue  # UTF-16 or UTF-32: the general reader reads its UTF-8 text (DuckDB reads UTF-8 only)
         ends = data.endswith(b"\n")
         parts.append(b"{}\n")
@@ -865,7 +865,7 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
         return None
     if not log.is_gzip:
         try:
-            if wide_encoding(read_head(log.path, 4)):  # UTF-16 or UTF-32: the general reader reads its UTF-8 text
+            if wide_encoding(read_head(log.path)):  # UTF-16 or UTF-32: the general reader reads its UTF-8 text
                 return None
         except OSError:
             return None  # the general reader reports it
@@ -892,7 +892,7 @@ def _fast_lane(conn: duckdb.DuckDBPyConnection, log: LogFile, params: dict,
         counting = counter.submit(count) if beside else None
         if not beside and not (lines := count()):
             return None
-        if log.is_gzip and wide_encoding(read_head(text_path, 4)):  # (of its text, decompressed once by the count)
+        if log.is_gzip and wide_encoding(read_head(text_path)):  # (of its text, decompressed once by the count)
             return None  # UTF-16 or UTF-32: the general reader reads its UTF-8 text
         try:
             conn.execute(statement("ingest/fast_items__read_jsonl"),

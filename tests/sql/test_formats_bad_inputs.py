@@ -318,3 +318,29 @@ def test_a_utf16_log_that_turns_bad_keeps_its_lines_before_and_quarantines_the_r
     assert rows(conn, "select request_id from core.usage order by 1") == [("u1",), ("u2",)]
     assert rows(conn, "select source_line, reason from core.quarantine") == [
         (3, "not UTF-16 text (illegal encoding) after line 2; the rest of the file is unreadable")]
+
+
+def test_utf8_logs_that_open_with_a_byte_order_mark_of_utf16_by_accident_stay_utf8_and_gz_in_any_case(tmp_path):
+    # a break test: a UTF-8 log opening with FF FE (or FE FF, FF FE 00 00) was decoded whole as UTF-16 garbage, one
+    # record, its sound lines lost; a CSV so became a header without rows (0 rows in); a UTF-16 `.Gz` lost every record
+    import gzip
+
+    line = lambda rid: json.dumps({"ts": "2026-11-20T09:00:00Z", "request_id": rid, "response": {  # noqa: E731
+        "id": rid, "type": "message", "model": "claude-sonnet-4-5-20250929", "usage": {"input_tokens": 5, "output_tokens": 5}}})
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name, mark in (("le", b"\xff\xfe"), ("be", b"\xfe\xff"), ("w32", b"\xff\xfe\x00\x00")):
+        (logs / f"{name}.jsonl").write_bytes(mark + b" garbage\n" + f"{line(name + '1')}\n{line(name + '2')}\n".encode())
+    (logs / "c.csv").write_bytes(b"\xff\xfe\nrequest_id,ts,provider,model,uncached_input_tokens,output_tokens\n"
+                                 b"c1,2026-11-20T09:00:00Z,openai,gpt-4.1-mini,50,4\n")
+    (logs / "m.jsonl.Gz").write_bytes(gzip.compress(f"{line('gz1')}\n".encode("utf-16")))
+    conn, results = stage(tmp_path, logs)
+    counts = {r.source_file: (r.rows_in, r.rows_accepted, r.rows_quarantined) for r in results}
+    assert {k: v for k, v in counts.items() if k != "c.csv"} == {
+        "le.jsonl": (3, 2, 1), "be.jsonl": (3, 2, 1), "w32.jsonl": (3, 2, 1), "m.jsonl.Gz": (1, 1, 0)}
+    rows_in, accepted, quarantined = counts["c.csv"]  # read as UTF-8, as before: every row counted
+    assert rows_in == accepted + quarantined >= 1
+    assert rows(conn, "select request_id from core.usage order by 1") == [
+        ("be1",), ("be2",), ("gz1",), ("le1",), ("le2",), ("w321",), ("w322",)]
+    assert {r[0] for r in rows(conn, "select reason from core.quarantine where source_file like '%.jsonl'")} == {
+        "not UTF-8 text (invalid byte at offset 0)"}
