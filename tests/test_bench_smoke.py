@@ -172,9 +172,8 @@ def test_body_piece_times_the_per_body_work_against_another_checkout(tmp_path):
         assert result["this_us_per_line"] > 0 and result["mode"] == ("cut" if extra else "lane")
 
 
-def test_problem_floor_prices_the_logs_exactly_as_a_run_does(tmp_path):
-    # the floor of the problem (bench/problem_floor.py) is a floor only if it does the run's pricing work: its row
-    # count and its list cost, no-cache cost and savings totals must equal those of core.usage_costs to the last digit
+def bench_day_warehouse(tmp_path):
+    """``cachemeter run`` of a generated day of 300 requests (``tmp_path/logs-300-1``) into ``tmp_path/w.duckdb``."""
     sys.path.insert(0, str(REPO / "bench"))
     import generate
 
@@ -182,6 +181,12 @@ def test_problem_floor_prices_the_logs_exactly_as_a_run_does(tmp_path):
     ran = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "--logs", str(tmp_path / "logs-300-1"),
                           "--db", str(tmp_path / "w.duckdb")], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert ran.returncode == 0, ran.stderr[-2000:]
+
+
+def test_problem_floor_prices_the_logs_exactly_as_a_run_does(tmp_path):
+    # the floor of the problem (bench/problem_floor.py) is a floor only if it does the run's pricing work: its row
+    # count and its list cost, no-cache cost and savings totals must equal those of core.usage_costs to the last digit
+    bench_day_warehouse(tmp_path)
     done = subprocess.run([sys.executable, str(REPO / "bench" / "problem_floor.py"), "--requests", "300", "--workdir",
                            str(tmp_path), "--compare", str(tmp_path / "w.duckdb")],
                           capture_output=True, text=True, cwd=REPO, timeout=300)
@@ -194,13 +199,7 @@ def test_problem_floor_prices_the_logs_exactly_as_a_run_does(tmp_path):
 def test_one_write_writes_the_usage_and_cost_rows_as_one_table_of_the_same_rows(tmp_path):
     # bench/one_write.py rewrites the pricing statement's select to carry the usage columns: the one table must hold
     # the pair's rows, column for column, or its time says nothing of one write
-    sys.path.insert(0, str(REPO / "bench"))
-    import generate
-
-    generate.generate(300, 1, tmp_path / "logs-300-1")
-    ran = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "--logs", str(tmp_path / "logs-300-1"),
-                          "--db", str(tmp_path / "w.duckdb")], capture_output=True, text=True, cwd=REPO, timeout=300)
-    assert ran.returncode == 0, ran.stderr[-2000:]
+    bench_day_warehouse(tmp_path)
     done = subprocess.run([sys.executable, str(REPO / "bench" / "one_write.py"), str(tmp_path / "w.duckdb"),
                            "--repeat", "1"], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

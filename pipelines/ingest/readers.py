@@ -107,16 +107,14 @@ def read_records(log: LogFile, unreadable: list[Unreadable], chunk_bytes: int = 
     # the text's first block, read once: a gzip file is decompressed by this one stream, whatever it holds
     blocks = _gunzip(log.path) if name.endswith(".gz") else _plain(log.path)
     try:
-        first, broken = next(blocks, b""), False
+        first, reopen = next(blocks, b""), name.endswith((".json", ".sse", ".csv"))  # (those read the file whole)
     except StreamError:  # damaged at once: read again from the start, where the line reader reports it
-        first, broken = b"", True
+        first, reopen = b"", True
     encoding = wide_encoding(first)
     if encoding is None:  # a file of lines reads on from the block it opened with
-        lines = (itertools.chain([first], blocks) if not broken and not name.endswith((".json", ".sse", ".csv"))
-                 else None)
-        if lines is None:
+        if reopen:
             blocks.close()
-        yield from _read_records(log, unreadable, chunk_bytes, lines)
+        yield from _read_records(log, unreadable, chunk_bytes, None if reopen else itertools.chain([first], blocks))
         return
     with tempfile.TemporaryDirectory(prefix="cachemeter-text-") as folder:
         copy = Path(folder) / (log.path.name[:-3] if name.endswith(".gz") else log.path.name)  # .gz, .GZ, .Gz

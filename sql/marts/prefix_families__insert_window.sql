@@ -43,9 +43,8 @@ family_days as (
     select w.*, case when o.rendered_rows > 0 then o.distinct_openings end as distinct_openings
     from window_days w
     left join openings o
-        on o.day = w.day and o.prefix_family is not distinct from w.prefix_family
-        and o.provider is not distinct from w.provider and o.model is not distinct from w.model
-        and o.tenant is not distinct from w.tenant and o.app is not distinct from w.app
+        on (o.day, o.prefix_family, o.provider, o.model, o.tenant, o.app)
+        is not distinct from (w.day, w.prefix_family, w.provider, w.model, w.tenant, w.app)
     union all by name
     select
         p.day, p.prefix_family, p.provider, p.model, p.tenant, p.app, p.requests, p.distinct_openings,

@@ -85,13 +85,9 @@ final as (
            b.median_offset, coalesce(h.distinct_hit_prompts, 0) as distinct_hit_prompts,
            c.common_span, r.top_read_count, r.top_read_tokens
     from series s
-    left join bodies b on b.day = s.day and b.provider is not distinct from s.provider
-        and b.model is not distinct from s.model and b.tenant is not distinct from s.tenant and b.app is not distinct from s.app
-    left join hit_prompts h on h.day = s.day and h.provider is not distinct from s.provider
-        and h.model is not distinct from s.model and h.tenant is not distinct from s.tenant and h.app is not distinct from s.app
-    left join common_spans c on c.day = s.day and c.provider is not distinct from s.provider
-        and c.model is not distinct from s.model and c.tenant is not distinct from s.tenant and c.app is not distinct from s.app
-    left join read_values r on r.day = s.day and r.provider is not distinct from s.provider
-        and r.model is not distinct from s.model and r.tenant is not distinct from s.tenant and r.app is not distinct from s.app
+    left join bodies b on (b.day, b.provider, b.model, b.tenant, b.app) is not distinct from (s.day, s.provider, s.model, s.tenant, s.app)
+    left join hit_prompts h on (h.day, h.provider, h.model, h.tenant, h.app) is not distinct from (s.day, s.provider, s.model, s.tenant, s.app)
+    left join common_spans c on (c.day, c.provider, c.model, c.tenant, c.app) is not distinct from (s.day, s.provider, s.model, s.tenant, s.app)
+    left join read_values r on (r.day, r.provider, r.model, r.tenant, r.app) is not distinct from (s.day, s.provider, s.model, s.tenant, s.app)
 )
 select * from final;

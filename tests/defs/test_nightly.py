@@ -145,10 +145,9 @@ def test_a_failed_run_posts_exactly_one_notice_to_the_webhook(tmp_path, monkeypa
     assert "SECRET-TOKEN" not in json.dumps(notice)
 
 
-def test_a_failure_notice_the_webhook_missed_is_posted_by_a_later_watchdog_tick(tmp_path, monkeypatch):
-    """A break test: a failed run's notice was posted once; with the webhook down at that moment it was lost for good
-    (Dagster's run-status sensors move past a run whatever the tick does), with only an INFO line in the sensor's log.
-    The run now carries the pending notice, and the watchdog's ticks post it once the webhook takes it."""
+def failing_ingest_with_the_webhook_down(tmp_path, monkeypatch):
+    """An ingest job that fails (a price that is not a number) with the webhook down (connection refused), at 05:00 UTC:
+    ``(instance, run_failing, watchdog_tick)``; ``run_failing()`` runs it once and lets the failure sensor see it."""
     from pipelines import runner
     from pipelines.definitions import defs
     from pipelines.defs.nightly import sensors
@@ -157,17 +156,31 @@ def test_a_failure_notice_the_webhook_missed_is_posted_by_a_later_watchdog_tick(
     prices = write_prices(tmp_path / "prices.csv", [{"provider": "openai", "model": "gpt-4.1", "effective_from": "2026-01-01",
                                                      "input_per_mtok": "two dollars"}])
     runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", prices)
-    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", "http://127.0.0.1:9/hook")  # down: connection refused
+    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", "http://127.0.0.1:9/hook")
     instance = dg.DagsterInstance.ephemeral()
     resources = {"settings": dict(defs().resources)["settings"]}
     monkeypatch.setattr(sensors, "utc_now", lambda: datetime(2026, 11, 11, 5, 0, tzinfo=timezone.utc))
+    cursor = [failure_sensor_tick(instance, None)]
+
+    def run_failing():
+        failed = defs().resolve_job_def("cachemeter_ingest").execute_in_process(instance=instance, raise_on_error=False)
+        cursor[0] = failure_sensor_tick(instance, cursor[0])
+        return failed
 
     def watchdog_tick():
         return sensors.nightly_watchdog(dg.build_sensor_context(instance=instance, resources=resources)).skip_message
 
-    cursor = failure_sensor_tick(instance, None)
-    failed = defs().resolve_job_def("cachemeter_ingest").execute_in_process(instance=instance, raise_on_error=False)
-    failure_sensor_tick(instance, cursor)
+    return instance, run_failing, watchdog_tick
+
+
+def test_a_failure_notice_the_webhook_missed_is_posted_by_a_later_watchdog_tick(tmp_path, monkeypatch):
+    """A break test: a failed run's notice was posted once; with the webhook down at that moment it was lost for good
+    (Dagster's run-status sensors move past a run whatever the tick does), with only an INFO line in the sensor's log.
+    The run now carries the pending notice, and the watchdog's ticks post it once the webhook takes it."""
+    from pipelines.defs.nightly import sensors
+
+    instance, run_failing, watchdog_tick = failing_ingest_with_the_webhook_down(tmp_path, monkeypatch)
+    failed = run_failing()
     assert instance.get_run_by_id(failed.run_id).tags[sensors.NOTICE_TAG] == "pending"
     watchdog_tick()  # still down: still pending
     assert instance.get_run_by_id(failed.run_id).tags[sensors.NOTICE_TAG] == "pending"
@@ -187,27 +200,10 @@ def test_a_failure_notice_the_webhook_missed_is_posted_by_a_later_watchdog_tick(
 def test_failure_notices_the_webhook_missed_are_one_notice_once_it_is_back(tmp_path, monkeypatch):
     """A break test: after a webhook outage every run that failed meanwhile posted its own "[critical] run failed"
     notice in the same minute (four at once). Several pending notices are now one, a line per run, oldest first."""
-    from pipelines import runner
-    from pipelines.definitions import defs
     from pipelines.defs.nightly import sensors
 
-    hit_rate_logs(tmp_path / "logs", broken_from=date(2026, 11, 8))
-    prices = write_prices(tmp_path / "prices.csv", [{"provider": "openai", "model": "gpt-4.1", "effective_from": "2026-01-01",
-                                                     "input_per_mtok": "two dollars"}])
-    runner.configure(tmp_path / "logs", tmp_path / "w.duckdb", prices)
-    monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", "http://127.0.0.1:9/hook")  # down: connection refused
-    instance = dg.DagsterInstance.ephemeral()
-    resources = {"settings": dict(defs().resources)["settings"]}
-    monkeypatch.setattr(sensors, "utc_now", lambda: datetime(2026, 11, 11, 5, 0, tzinfo=timezone.utc))
-
-    def watchdog_tick():
-        return sensors.nightly_watchdog(dg.build_sensor_context(instance=instance, resources=resources)).skip_message
-
-    cursor = failure_sensor_tick(instance, None)
-    failed = []
-    for _ in range(3):
-        failed.append(defs().resolve_job_def("cachemeter_ingest").execute_in_process(instance=instance, raise_on_error=False))
-        cursor = failure_sensor_tick(instance, cursor)
+    instance, run_failing, watchdog_tick = failing_ingest_with_the_webhook_down(tmp_path, monkeypatch)
+    failed = [run_failing() for _ in range(3)]
     assert [instance.get_run_by_id(r.run_id).tags[sensors.NOTICE_TAG] for r in failed] == ["pending"] * 3
     receiver = Receiver()
     monkeypatch.setenv("CACHEMETER_WEBHOOK_URL", receiver.url)
