@@ -14,6 +14,8 @@ them, section 11 "Price multipliers at a glance"):
   lowers a price lowers its variants too (a break test: flex cost more than standard under one).
 * **1-hour cache writes.** A Claude model's cost 2x its input price (``ONE_HOUR_WRITE_TO_INPUT``).
 * **DeepSeek's peak hours** apply on weekdays from 2026-08-16 only (``is_weekday_peak``, ``DEEPSEEK_PEAK_SINCE``).
+* **Where inference ran.** Anthropic bills US-only inference (``usage.inference_geo`` = ``us``) at 1.1x every token
+  price; no catalogue row says so (``GEO_MULTIPLIERS``, applied per request by the SQL macro ``geo_price_factor``).
 
 Ratios and multipliers are exact ``Decimal``; derived prices keep 9 decimals (half-even), as ``core.prices`` does.
 """
@@ -70,6 +72,26 @@ ONE_HOUR_WRITE_TO_INPUT = Decimal(2)
 # holidays are not modelled (no calendar of them is bundled).
 DEEPSEEK_PEAK_WINDOWS = frozenset({(time(1), time(4)), (time(6), time(10))})
 DEEPSEEK_PEAK_SINCE = date(2026, 8, 17)
+
+
+# Where inference ran (core.usage.inference_geo, lower-cased) -> its multiplier of every token price, by provider.
+# Anthropic: "inference_geo: us" (US-only inference, Claude Opus 4.6 and later; older models refuse the parameter, so a
+# log reporting "us" is such a model) is 1.1x input, output, cache writes and cache reads (providers.md 3.3 "Data
+# residency"; platform.claude.com/docs/en/build-with-claude/data-residency). "global", the default, is the list price.
+GEO_MULTIPLIERS: dict[tuple[str, str], Multiplier] = {
+    ("anthropic", "us"): Multiplier(Decimal("1.1"), PRICE_CLASSES,
+                                    "providers.md 3.3: inference_geo US-only = 1.1x every token price"),
+}
+
+
+def geo_macro_sql() -> str:
+    """The SQL macro ``geo_price_factor(provider, geo)``: ``GEO_MULTIPLIERS``' factor (DECIMAL) of a provider's
+    reported inference geography, null where the list price applies (every multiplier covers all classes)."""
+    assert all(m.classes == PRICE_CLASSES for m in GEO_MULTIPLIERS.values()), "a geography scales every class"
+    whens = " ".join(f"when provider = '{p}' and geo = '{g}' then {m.factor}::decimal(4, 2)"
+                     for (p, g), m in GEO_MULTIPLIERS.items())
+    return ("-- generated from pipelines/lib/price_rules.GEO_MULTIPLIERS\n"
+            f"create or replace macro geo_price_factor(provider, geo) as case {whens} end;")
 
 
 def is_claude(model_id: str) -> bool:

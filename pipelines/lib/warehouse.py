@@ -25,7 +25,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.lib import file_modes, interrupts, lake, options, providers, snapshot_copy
+from pipelines.lib import file_modes, interrupts, lake, options, price_rules, providers, snapshot_copy
 from pipelines.lib.sql import statement, statements_in
 
 
@@ -102,8 +102,9 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
 
 
 def _macro_statements() -> list[str]:
-    """The ``sql/macros`` files, then the macros generated from data (``lib/providers``: provider spellings)."""
-    return [providers.alias_macro_sql()] + statements_in("macros")
+    """The macros generated from data (``lib/providers``: provider spellings; ``lib/price_rules``: the price of where
+    inference ran), then the ``sql/macros`` files."""
+    return [providers.alias_macro_sql(), price_rules.geo_macro_sql()] + statements_in("macros")
 
 
 @cache

@@ -1,7 +1,9 @@
 -- The window's price choices: one row per distinct pricing key of core.usage in [$start, $end)
--- (provider, price_model, day, is_batch, service_tier, model, nulls equal), with that key's candidate
--- price rows best first and its minimum cacheable prompt. A day has few keys (tens to hundreds, not one
--- per request). sql/costs/usage_costs__insert_window.sql joins every usage row of the window to its key.
+-- (provider, price_model, day, is_batch, service_tier, model, inference_geo, nulls equal), with that key's candidate
+-- price rows best first and its minimum cacheable prompt. Where the key's inference geography has a price of its own
+-- (geo_price_factor, generated from pipelines/lib/price_rules.GEO_MULTIPLIERS: Anthropic's US-only inference, 1.1x),
+-- every candidate's token prices are scaled by it (DECIMAL(18, 9), as core.prices) and its price_source says so.
+-- A day has few keys (tens to hundreds, not one per request). sql/costs/usage_costs__insert_window.sql joins every usage row of the window to its key.
 --
 -- Why a table of its own: the planner picks a hash join's build side by estimated rows, and the
 -- estimate of keys derived from the usage rows (a DISTINCT over them) is about the usage rows' own
@@ -11,13 +13,13 @@
 -- on the bundled fixtures a second run did the same). A table's estimate is its row count, so the
 -- keys stay the build side (tests/defs/test_pricing_plan.py).
 --
--- Columns: the six key columns as in core.usage; candidates LIST(STRUCT) of core.prices rows (null
+-- Columns: the seven key columns as in core.usage; candidates LIST(STRUCT) of core.prices rows (null
 -- when no price row matches the key: the request stays unpriced); min_prompt_tokens BIGINT, tokens
 -- (null when no cache-minimum fact matches). Price choice order: ARCHITECTURE section 4.
 create or replace temp table price_choices as
 with
 usage_keys as (
-    select distinct provider, price_model, day, is_batch, service_tier, model
+    select distinct provider, price_model, day, is_batch, service_tier, model, inference_geo
     from core.usage
     where day >= $start and day < $end
 ),
@@ -61,8 +63,17 @@ minimums as (
     group by all
 )
 select
-    k.provider, k.price_model, k.day, k.is_batch, k.service_tier, k.model,
-    c.candidates,
+    k.provider, k.price_model, k.day, k.is_batch, k.service_tier, k.model, k.inference_geo,
+    case when geo_price_factor(k.provider, k.inference_geo) is null then c.candidates
+         else list_transform(c.candidates, lambda p: struct_update(p,
+             input_per_mtok := (p.input_per_mtok * geo_price_factor(k.provider, k.inference_geo))::decimal(18, 9),
+             cache_read_per_mtok := (p.cache_read_per_mtok * geo_price_factor(k.provider, k.inference_geo))::decimal(18, 9),
+             cache_write_5m_per_mtok := (p.cache_write_5m_per_mtok * geo_price_factor(k.provider, k.inference_geo))::decimal(18, 9),
+             cache_write_1h_per_mtok := (p.cache_write_1h_per_mtok * geo_price_factor(k.provider, k.inference_geo))::decimal(18, 9),
+             output_per_mtok := (p.output_per_mtok * geo_price_factor(k.provider, k.inference_geo))::decimal(18, 9),
+             price_source := p.price_source || ', x' || regexp_replace(geo_price_factor(k.provider, k.inference_geo)::varchar, '\.?0+$', '')
+                 || ' for inference_geo ' || k.inference_geo))
+    end as candidates,
     mn.min_prompt_tokens
 from keyed k
 left join candidate_lists c using (provider, price_model, day, wanted_variant)

@@ -52,6 +52,7 @@ chosen as (
         and pc.is_batch is not distinct from u.is_batch
         and pc.service_tier is not distinct from u.service_tier
         and pc.model is not distinct from u.model
+        and pc.inference_geo is not distinct from u.inference_geo
 ),
 priced as (
     select

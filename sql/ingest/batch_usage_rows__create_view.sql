@@ -16,6 +16,7 @@ select
     f.request_count,
     coalesce(f.service_tier = 'batch', false) as is_batch,
     f.service_tier,
+    f.inference_geo,
     case when f.prefix_family like 'series:%' then coalesce(p.family, f.prefix_family) else f.prefix_family end as prefix_family,
     f.prompt_tokens,
     f.uncached_input_tokens,

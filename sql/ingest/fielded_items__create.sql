@@ -46,6 +46,7 @@ select
     null::json as v_epoch,
     null::varchar as body_iso,
     null::varchar as body_tier,
+    null::varchar as body_geo,
     null::json as v_cost,
     null::json as v_cost_upstream,
     null::json as v_cost_ticks,

@@ -13,6 +13,7 @@ create or replace temp table file_rows (
     tenant                varchar,
     app                   varchar,
     service_tier          varchar,
+    inference_geo         varchar,  -- where inference ran as reported, lower-cased (Anthropic: global, us), else null
     prefix_family         varchar,
     prompt_tokens         bigint,
     uncached_input_tokens bigint,

@@ -1,6 +1,6 @@
 """Where the catalogue has no price for what a request used: a provider's documented batch discount, a Claude
-model's 1-hour cache write, and an override's batch and priority requests (lib/prices.BATCH_DISCOUNTS,
-ONE_HOUR_WRITE_TO_INPUT; sql/costs/price_choices__create.sql). Each case is a break test's record, priced end to end."""
+model's 1-hour cache write, an override's batch and priority requests, and Anthropic's US-only inference
+(lib/price_rules.py; sql/costs/price_choices__create.sql). Each case is a break test's record, priced end to end."""
 
 from decimal import Decimal
 
@@ -11,12 +11,15 @@ from tests.conftest import query, run_pipeline, write_jsonl, write_prices
 M = Decimal(1_000_000)
 
 
-def anthropic(request_id: str, ts: str, model: str, tier: str | None = None, write_1h: int = 0) -> dict:
+def anthropic(request_id: str, ts: str, model: str, tier: str | None = None, write_1h: int = 0,
+              geo: str | None = None) -> dict:
     usage = {"input_tokens": 100, "cache_creation_input_tokens": 2000 + write_1h,
              "cache_creation": {"ephemeral_5m_input_tokens": 2000, "ephemeral_1h_input_tokens": write_1h},
              "cache_read_input_tokens": 10000, "output_tokens": 1000}
     if tier:
         usage["service_tier"] = tier
+    if geo:
+        usage["inference_geo"] = geo
     return {"ts": ts, "provider": "anthropic", "model": model, "request_id": request_id,
             "response": {"type": "message", "model": model, "usage": usage}}
 
@@ -62,6 +65,15 @@ def costs(tmp_path_factory):
         deepseek("deepseek-friday", "2026-11-27T02:00:00Z"),
         deepseek("deepseek-before-peaks", "2026-08-03T02:00:00Z"),
         deepseek("deepseek-saturday", "2026-11-28T02:00:00Z"),
+        anthropic("opus-us", "2026-11-27T09:00:00Z", "claude-opus-4-6", write_1h=500, geo="us"),
+        anthropic("opus-global", "2026-11-27T09:00:00Z", "claude-opus-4-6", write_1h=500, geo="global"),
+        anthropic("opus-unsaid", "2026-11-27T09:00:00Z", "claude-opus-4-6", write_1h=500),
+        anthropic("opus-us-batch", "2026-11-27T09:00:00Z", "claude-opus-4-6", tier="batch", geo="us"),
+        # an Anthropic usage report grouped by inference_geo (its one bucket: request id "bucket-<hash>")
+        {"data": [{"starting_at": "2026-11-27T00:00:00Z", "ending_at": "2026-11-28T00:00:00Z", "results": [
+            {"model": "claude-opus-4-6", "service_tier": "standard", "context_window": "0-200k", "inference_geo": "us",
+             "uncached_input_tokens": 1000000, "cache_read_input_tokens": 0, "output_tokens": 100000,
+             "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}}]}]},
     ])
     # lowers gpt-5's catalogue standard rates ($1.25 / $0.125 / $10) from 2026-11-01 (the break test's override)
     prices = write_prices(tmp / "prices.csv", [{"provider": "openai", "model": "gpt-5", "effective_from": "2026-11-01",
@@ -122,3 +134,21 @@ def test_deepseek_peak_hours_are_billed_on_weekdays_only(costs):
     # the peak windows applied from 1970, 4.55x the bill)
     assert costs["deepseek-before-peaks"][1] == (400 * Decimal("0.435") + 9600 * Decimal("0.003625")
                                                  + 600 * Decimal("0.87")) / M == Decimal("0.0007308")
+
+
+def test_us_only_inference_is_billed_at_1_1x_every_token_price(costs):
+    # Anthropic: inference_geo "us" (US-only inference, Claude Opus 4.6 and later) is 1.1x input, output, cache writes
+    # and reads (providers.md 3.3 "Data residency"; platform.claude.com data residency). claude-opus-4-6 in genai-prices
+    # 0.2.3: $5 input, $6.25 5m write, $10 1h write, $0.50 read, $25 output. 100 input, 2,000 5m and 500 1h writes,
+    # 10,000 reads, 1,000 output: $0.04 at list price, $0.044 US-only (a break test: it was billed at list)
+    listed = (100 * 5 + 2000 * Decimal("6.25") + 500 * 10 + 10000 * Decimal("0.5") + 1000 * 25) / M
+    assert listed == Decimal("0.048")
+    assert costs["opus-global"][1] == costs["opus-unsaid"][1] == listed
+    assert costs["opus-us"][1] == listed * Decimal("1.1") == Decimal("0.0528")
+    assert costs["opus-us"][2] == "genai-prices 0.2.3 (bundled snapshot), x1.1 for inference_geo us"
+    # a US-only batch request: the batch half of every class (3.3), then 1.1x
+    assert costs["opus-us-batch"][:2] == ("batch", (100 * Decimal("2.5") + 2000 * Decimal("3.125") + 10000 * Decimal("0.25")
+                                                    + 1000 * Decimal("12.5")) / M * Decimal("1.1"))
+    # an Anthropic usage report grouped by inference_geo: 1M uncached input and 100k output US-only, (5 + 2.5) x 1.1
+    (bucket,) = [v for k, v in costs.items() if k.startswith("bucket-")]
+    assert bucket[1] == Decimal("8.25")

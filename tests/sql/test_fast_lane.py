@@ -28,7 +28,8 @@ USAGE_COLUMNS = ("request_id, ts, day, source_format, provider, model, tenant, a
                  "cache_write_1h_tokens, output_tokens, reasoning_tokens, source_file, source_line, source_item, "
                  "reported_cost_usd, tier_prompt_tokens, latency_ms, ttft_ms, latency_issue, usage_issue, unmapped_usage, "
                  # a logged request body's fingerprint (the lane takes its line, Python fingerprints it)
-                 "system_sha, tools_sha, opening_hashes, rendered_chars, divergence_offset_chars, divergence_span")
+                 "system_sha, tools_sha, opening_hashes, rendered_chars, divergence_offset_chars, divergence_span, "
+                 "inference_geo")  # where inference ran (Anthropic usage.inference_geo)
 QUARANTINE_COLUMNS = "source_file, source_line, source_item, source_format, reason, raw_excerpt"
 
 
@@ -69,7 +70,7 @@ def mutate(rng: random.Random, record: dict) -> None:
     usage = body.get("usage") or body.get("usageMetadata") or {}
     if not isinstance(usage, dict):
         usage = {}
-    choice = rng.randrange(25)
+    choice = rng.randrange(26)
     if choice == 0 and usage:  # a count of another type or size
         usage[rng.choice(sorted(usage))] = rng.choice(BAD_VALUES)
     elif choice == 1:
@@ -137,6 +138,8 @@ def mutate(rng: random.Random, record: dict) -> None:
         body["service_tier"] = rng.choice(["flex", "priority", 3, None])
     elif choice == 23:  # a latency of another type or size (never a reason to reject the row)
         body["metrics"] = rng.choice([{"latencyMs": rng.choice(BAD_VALUES)}, {}, None, "fast", {"latencyMs": 0}])
+    elif choice == 24 and isinstance(body.get("usage"), dict):  # where inference ran (Anthropic: priced 1.1x for "us")
+        body["usage"]["inference_geo"] = rng.choice(["us", "global", "US", "u\\u0073", 5, None, ""])
     else:
         record["model"] = rng.choice(["gpt-4o-2024-11-20", "prod-chat", "gemini-2.5-pro"])
 
