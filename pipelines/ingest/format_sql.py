@@ -263,6 +263,7 @@ OPTION_COLUMNS = {  # option -> (column, SQL type)
     "provider_from_package": ("provider_from_package", "boolean"),
     "provider_from_model_prefix": ("provider_from_model_prefix", "boolean"),
     "zero_write_beside_split": ("zero_write_beside_split", "boolean"),
+    "unpriced_modalities": ("unpriced_modalities", "varchar[]"),
 }
 FORMAT_COLUMNS = (("convention", "varchar"), ("inferred_provider", "varchar"), ("default_provider", "varchar"),
                   ("body_names_upstream", "boolean"), ("reports_write_split", "boolean"), ("usage_roots", "varchar[]"),
@@ -480,6 +481,9 @@ def lane_sql_parts(decl: Declaration) -> dict[str, str]:
                  for p in m.paths]
         # a documented key no class prices, above zero (or not a count): the general normaliser reports it
         other += [f"{body_ref(schema, p)} <> '0'" for p in f.unpriced_paths()]  # raw JSON text: cheap
+        # a per-modality breakdown naming a modality no class prices (or an escaped text): the general walk decides
+        other += [f"contains({body_ref(schema, p)}::varchar, '\"{m}\"') or contains({body_ref(schema, p)}::varchar, '\\')"
+                  for p in f.modality_breakdowns() for m in f.options["unpriced_modalities"]]
         if other:
             unsupported.append(f"when '{f.name}' then " + " or ".join(other))
     picked.append(f"        coalesce(case s.source_format {' '.join(unsupported)} end, false) as unsupported"

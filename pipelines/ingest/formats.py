@@ -36,6 +36,10 @@ OPTIONS = {
     # streamed snapshots: a transcript writes several lines per response sharing its id; per (file, id) the
     # fullest is the bill and the others are quarantined as superseded (staged_items__supersede_snapshots.sql)
     "snapshots": False,
+    # modalities a per-modality breakdown ([{modality, tokenCount}]) reports at a price of their own that the token
+    # classes do not have (Gemini AUDIO: $1.00 against $0.30 text input on gemini-2.5-flash, genai-prices
+    # input_audio_mtok): such an element's tokens are unmapped usage, "<breakdown>[AUDIO].tokenCount"
+    "unpriced_modalities": [],
     # a cache-write total of 0 beside a 5m / 1h split is the split's placeholder, not a contradiction
     # (langchain-anthropic zeroes input_token_details.cache_creation when it reports the split)
     "zero_write_beside_split": False,
@@ -168,6 +172,14 @@ class Format:
         if self.usage is None:
             return []
         return [self.usage.roots[0] + split_path(key) for key in self.usage.unpriced]
+
+    def modality_breakdowns(self) -> list[tuple[str, ...]]:
+        """The body paths of the per-modality breakdowns (arrays whose elements name a ``modality``), when the format
+        declares modalities no class prices (``unpriced_modalities``); else none."""
+        if self.usage is None or not self.options["unpriced_modalities"]:
+            return []
+        return [self.usage.roots[0] + split_path(key.removesuffix("[*].modality"))
+                for key in self.usage.informational if key.endswith("[*].modality")]
 
 
 @dataclass(frozen=True)

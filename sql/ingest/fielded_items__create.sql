@@ -26,6 +26,7 @@ select
     null::boolean as provider_from_package,
     null::boolean as provider_from_model_prefix,
     null::boolean as zero_write_beside_split,
+    null::varchar[] as unpriced_modalities,
     null::json as v_prompt,
     null::json as v_extra_prompt,
     null::json as v_uncached,

@@ -124,6 +124,8 @@ UNMAPPED = {  # line: (source_format, body key, tokens); the documented shape of
     6: ("openinference_span", "llm.token_count.prompt_details.audio", 200),
     7: ("langfuse_generation", "u.input_audio_tokens", 200),
     8: ("litellm_spend_log", "metadata.usage_object.prompt_tokens_details.audio_tokens", 250),
+    # Gemini prices audio input apart from text (genai-prices input_audio_mtok): the AUDIO element of the breakdown
+    9: ("gemini_generate_content", "usageMetadata.promptTokensDetails[AUDIO].tokenCount", 300),
 }
 
 
@@ -171,6 +173,28 @@ def test_the_fast_lane_defers_a_documented_unpriced_key_and_takes_a_zero_one(tmp
     conn.close()
 
 
+def test_the_fast_lane_defers_a_gemini_breakdown_naming_audio_and_takes_a_text_one(tmp_path):
+    """Gemini's per-modality breakdown: an AUDIO element (priced apart, formats.yaml unpriced_modalities) leaves the
+    lane for the general walk, which names it; a breakdown of text alone stays in the lane."""
+    import json
+
+    from pipelines.ingest.discover import discover
+    from pipelines.lib import warehouse
+    from tests.sql.test_fast_lane import lane_deferred
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "gemini.jsonl").write_text("".join(
+        json.dumps({"ts": "2026-11-20T10:00:00Z", "request_id": f"g-{i}", "response": {
+            "responseId": f"r{i}", "modelVersion": "gemini-2.5-flash",
+            "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 9, "promptTokensDetails": details}}}) + "\n"
+        for i, details in enumerate([[{"modality": "TEXT", "tokenCount": 100}],
+                                     [{"modality": "TEXT", "tokenCount": 60}, {"modality": "AUDIO", "tokenCount": 40}]], 1)),
+        encoding="utf-8")
+    conn = warehouse.connect(tmp_path / "lane.duckdb")
+    assert lane_deferred(conn, discover(logs)[0]) == [2]
+    conn.close()
+
+
 def test_every_usage_key_declaration_has_a_source():
     decl = formats.load()
     declared = [f for f in decl.formats.values() if f.usage is not None]
@@ -211,7 +235,7 @@ def test_both_readers_give_these_rows_alike(tmp_path):
                                 "cache_write_5m_tokens, cache_write_1h_tokens, output_tokens, reported_cost_usd, "
                                 "usage_issue, unmapped_usage::varchar from core.usage order by 1, 2").fetchall())
         conn.close()
-    assert len(got[0]) == 22 and got[0] == got[1]  # 20 + the two unknown-provider rows
+    assert len(got[0]) == 23 and got[0] == got[1]  # 21 + the two unknown-provider rows
 
 
 def test_the_provider_check_knows_every_provider_of_the_table():

@@ -12,6 +12,7 @@ select
     ['promptTokenCount', 'toolUsePromptTokenCount', 'cachedContentTokenCount', 'candidatesTokenCount', 'thoughtsTokenCount', 'serviceTier', 'totalTokenCount', 'promptTokensDetails[*].tokenCount', 'cacheTokensDetails[*].tokenCount', 'candidatesTokensDetails[*].tokenCount', 'toolUsePromptTokensDetails[*].tokenCount', 'promptTokensDetails[*].modality', 'cacheTokensDetails[*].modality', 'candidatesTokensDetails[*].modality', 'toolUsePromptTokensDetails[*].modality']::varchar[] as usage_known,
     true as output_optional,
     true as reasoning_may_exceed_output,
+    ['AUDIO']::varchar[] as unpriced_modalities,
     v.usageMetadata.promptTokenCount as v_prompt,
     v.usageMetadata.toolUsePromptTokenCount as v_extra_prompt,
     v.usageMetadata.cachedContentTokenCount as v_read,
