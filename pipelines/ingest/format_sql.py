@@ -41,7 +41,7 @@ EXTRA_PROBES = (("_stream",),)  # a folded stream's marker (pipelines/ingest/con
 # total_is_sum, stays out of the lane), and rows whose total holds thinking (thinking_only_in_total) are deferred
 LANE_COUNTS = ("prompt", "extra_prompt", "uncached", "read", "write", "write_5m", "write_1h", "output", "output_extra",
                "reasoning", "total")
-LANE_TEXTS = ("model", "id", "iso", "tier", "geo")
+LANE_TEXTS = ("model", "id", "iso", "tier", "geo", "speed")
 LANE_JSON = ("epoch",)
 LANE_MS = ("latency_ms",)  # whole milliseconds, read and checked as a count (any other latency field defers)
 _SIMPLE = re.compile(r"^[a-z_][a-z0-9_]*$", re.IGNORECASE)

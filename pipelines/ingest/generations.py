@@ -41,7 +41,8 @@ from pipelines.lib.usage_api import managed
 # beyond its OpenAI-compatible output count, cut-short Anthropic streams quarantined, NaN and decimals inside Parquet
 # structs, JSON lines named .json, a CSV quote left open or a CSV row that is not UTF-8, Gemini streams, a byte-order
 # mark opening a later line. 3 (2026-12-07, evening): a text in UTF-16 or UTF-32 read as its UTF-8 text. 4 (2026-12-07,
-# night): Anthropic's usage.inference_geo read (core.usage.inference_geo: US-only inference is billed at 1.1x); a
+# night): Anthropic's usage.inference_geo and usage.speed read (US-only inference and fast mode are billed at a
+# multiple of the list price: core.usage.inference_geo, speed); a
 # Gemini breakdown's AUDIO tokens flagged as unmapped usage (priced apart by Gemini, as text here).
 STAGED_ROWS_VERSION = 4
 

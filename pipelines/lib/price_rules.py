@@ -16,6 +16,8 @@ them, section 11 "Price multipliers at a glance"):
 * **DeepSeek's peak hours** apply on weekdays from 2026-08-16 only (``is_weekday_peak``, ``DEEPSEEK_PEAK_SINCE``).
 * **Where inference ran.** Anthropic bills US-only inference (``usage.inference_geo`` = ``us``) at 1.1x every token
   price; no catalogue row says so (``GEO_MULTIPLIERS``, applied per request by the SQL macro ``geo_price_factor``).
+* **Fast mode.** Anthropic bills a request that ran fast (``usage.speed`` = ``fast``) at a per-model multiple of every
+  token price; genai-prices states it in its comments only (``SPEED_MULTIPLIERS``, macro ``speed_price_factor``).
 
 Ratios and multipliers are exact ``Decimal``; derived prices keep 9 decimals (half-even), as ``core.prices`` does.
 """
@@ -84,14 +86,37 @@ GEO_MULTIPLIERS: dict[tuple[str, str], Multiplier] = {
 }
 
 
-def geo_macro_sql() -> str:
-    """The SQL macro ``geo_price_factor(provider, geo)``: ``GEO_MULTIPLIERS``' factor (DECIMAL) of a provider's
-    reported inference geography, null where the list price applies (every multiplier covers all classes)."""
+# The speed a request ran at (core.usage.speed, lower-cased) -> catalogue model -> its multiple of every token price.
+# Anthropic fast mode (usage.speed "fast": the speed the request ran and was billed at; the prompt-caching multipliers
+# apply on top, so every class scales): Opus 4.6 and 4.7 at $30 / $150 against $5 / $25, 6x (platform.claude.com fast
+# mode, "6x standard Opus rates"); the others 2x, as genai-prices 0.2.3's price_comments state them ("Fast mode (`speed:
+# fast`) is $X input / $Y output": tests/lib/test_price_rules.py holds these to them). A fast request of a model not
+# listed stays unpriced with that reason: its price is not known.
+SPEED_MULTIPLIERS: dict[tuple[str, str], dict[str, Decimal]] = {
+    ("anthropic", "fast"): {
+        "claude-opus-4-6": Decimal(6), "claude-opus-4-7": Decimal(6),  # platform.claude.com fast mode: $30 / $150
+        "claude-opus-4-8": Decimal(2), "claude-opus-5": Decimal(2), "claude-opus-5-5": Decimal(2),
+        "claude-fable-5-2": Decimal(2), "claude-mythos-5-2": Decimal(2),  # genai-prices price_comments
+    },
+}
+
+
+def request_price_macros_sql() -> str:
+    """The SQL macros of the prices a request's own report changes (every multiplier scales all classes):
+    ``geo_price_factor(provider, geo)``, ``GEO_MULTIPLIERS``' factor (DECIMAL) or null where the list price applies;
+    ``speed_price_factor(provider, price_model, speed)``, ``SPEED_MULTIPLIERS``' factor or null; and
+    ``speed_priced_apart(provider, speed)``, whether that speed has prices of its own (a null factor then: unknown)."""
     assert all(m.classes == PRICE_CLASSES for m in GEO_MULTIPLIERS.values()), "a geography scales every class"
     whens = " ".join(f"when provider = '{p}' and geo = '{g}' then {m.factor}::decimal(4, 2)"
                      for (p, g), m in GEO_MULTIPLIERS.items())
-    return ("-- generated from pipelines/lib/price_rules.GEO_MULTIPLIERS\n"
-            f"create or replace macro geo_price_factor(provider, geo) as case {whens} end;")
+    speeds = " ".join(f"when provider = '{p}' and speed = '{s}' then case price_model "
+                      + " ".join(f"when '{model}' then {factor}::decimal(4, 2)" for model, factor in models.items())
+                      + " end" for (p, s), models in SPEED_MULTIPLIERS.items())
+    apart = " or ".join(f"(provider = '{p}' and speed = '{s}')" for p, s in SPEED_MULTIPLIERS)
+    return ("-- generated from pipelines/lib/price_rules.GEO_MULTIPLIERS and SPEED_MULTIPLIERS\n"
+            f"create or replace macro geo_price_factor(provider, geo) as case {whens} end;\n"
+            f"create or replace macro speed_price_factor(provider, price_model, speed) as case {speeds} end;\n"
+            f"create or replace macro speed_priced_apart(provider, speed) as coalesce({apart}, false);")
 
 
 def is_claude(model_id: str) -> bool:

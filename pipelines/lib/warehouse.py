@@ -102,9 +102,9 @@ def _move_legacy_tables(conn: duckdb.DuckDBPyConnection) -> None:
 
 
 def _macro_statements() -> list[str]:
-    """The macros generated from data (``lib/providers``: provider spellings; ``lib/price_rules``: the price of where
-    inference ran), then the ``sql/macros`` files."""
-    return [providers.alias_macro_sql(), price_rules.geo_macro_sql()] + statements_in("macros")
+    """The macros generated from data (``lib/providers``: provider spellings; ``lib/price_rules``: the prices a
+    request's reported geography and speed change), then the ``sql/macros`` files."""
+    return [providers.alias_macro_sql(), price_rules.request_price_macros_sql()] + statements_in("macros")
 
 
 @cache

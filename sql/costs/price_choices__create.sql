@@ -1,8 +1,10 @@
 -- The window's price choices: one row per distinct pricing key of core.usage in [$start, $end)
--- (provider, price_model, day, is_batch, service_tier, model, inference_geo, nulls equal), with that key's candidate
--- price rows best first and its minimum cacheable prompt. Where the key's inference geography has a price of its own
--- (geo_price_factor, generated from pipelines/lib/price_rules.GEO_MULTIPLIERS: Anthropic's US-only inference, 1.1x),
--- every candidate's token prices are scaled by it (DECIMAL(18, 9), as core.prices) and its price_source says so.
+-- (provider, price_model, day, is_batch, service_tier, model, inference_geo, speed, nulls equal), with that key's
+-- candidate price rows best first and its minimum cacheable prompt. Where the key's inference geography or speed has
+-- prices of its own (geo_price_factor, speed_price_factor: generated from pipelines/lib/price_rules.py, Anthropic's
+-- US-only inference 1.1x and fast mode 2x or 6x), every candidate's token prices are scaled by their product
+-- (DECIMAL(18, 9), as core.prices) and its price_source says so; a speed priced apart whose multiple for the model is
+-- not known leaves the key without candidates and says why in unpriced_note.
 -- A day has few keys (tens to hundreds, not one per request). sql/costs/usage_costs__insert_window.sql joins every usage row of the window to its key.
 --
 -- Why a table of its own: the planner picks a hash join's build side by estimated rows, and the
@@ -13,13 +15,13 @@
 -- on the bundled fixtures a second run did the same). A table's estimate is its row count, so the
 -- keys stay the build side (tests/defs/test_pricing_plan.py).
 --
--- Columns: the seven key columns as in core.usage; candidates LIST(STRUCT) of core.prices rows (null
+-- Columns: the eight key columns as in core.usage; candidates LIST(STRUCT) of core.prices rows (null
 -- when no price row matches the key: the request stays unpriced); min_prompt_tokens BIGINT, tokens
 -- (null when no cache-minimum fact matches). Price choice order: ARCHITECTURE section 4.
 create or replace temp table price_choices as
 with
 usage_keys as (
-    select distinct provider, price_model, day, is_batch, service_tier, model, inference_geo
+    select distinct provider, price_model, day, is_batch, service_tier, model, inference_geo, speed
     from core.usage
     where day >= $start and day < $end
 ),
@@ -27,6 +29,20 @@ keyed as (
     select
         k.*,
         lower(k.model) as model_lower,
+        -- the multiple of every price the request's own report sets (null: none; list_transform below)
+        case when geo_price_factor(k.provider, k.inference_geo) is not null
+                  or speed_price_factor(k.provider, k.price_model, k.speed) is not null
+             then coalesce(geo_price_factor(k.provider, k.inference_geo), 1)
+                  * coalesce(speed_price_factor(k.provider, k.price_model, k.speed), 1) end as factor,
+        case when geo_price_factor(k.provider, k.inference_geo) is not null
+             then 'x' || regexp_replace(geo_price_factor(k.provider, k.inference_geo)::varchar, '\.?0+$', '')
+                  || ' for inference_geo ' || k.inference_geo end as geo_label,
+        case when speed_price_factor(k.provider, k.price_model, k.speed) is not null
+             then 'x' || regexp_replace(speed_price_factor(k.provider, k.price_model, k.speed)::varchar, '\.?0+$', '')
+                  || ' for speed ' || k.speed end as speed_label,
+        case when speed_priced_apart(k.provider, k.speed) and speed_price_factor(k.provider, k.price_model, k.speed) is null
+             then 'no ' || k.speed || '-mode price for ' || k.provider || ' model ' || coalesce(k.price_model, k.model)
+                  || ' (usage.speed ' || k.speed || '): its multiple of the list price is not known' end as unpriced_note,
         case
             when k.is_batch then 'batch'
             when k.service_tier in ('priority', 'flex') then k.service_tier
@@ -63,17 +79,18 @@ minimums as (
     group by all
 )
 select
-    k.provider, k.price_model, k.day, k.is_batch, k.service_tier, k.model, k.inference_geo,
-    case when geo_price_factor(k.provider, k.inference_geo) is null then c.candidates
+    k.provider, k.price_model, k.day, k.is_batch, k.service_tier, k.model, k.inference_geo, k.speed,
+    case when k.unpriced_note is not null then null
+         when k.factor is null then c.candidates
          else list_transform(c.candidates, lambda p: struct_update(p,
-             input_per_mtok := (p.input_per_mtok * geo_price_factor(k.provider, k.inference_geo))::decimal(18, 9),
-             cache_read_per_mtok := (p.cache_read_per_mtok * geo_price_factor(k.provider, k.inference_geo))::decimal(18, 9),
-             cache_write_5m_per_mtok := (p.cache_write_5m_per_mtok * geo_price_factor(k.provider, k.inference_geo))::decimal(18, 9),
-             cache_write_1h_per_mtok := (p.cache_write_1h_per_mtok * geo_price_factor(k.provider, k.inference_geo))::decimal(18, 9),
-             output_per_mtok := (p.output_per_mtok * geo_price_factor(k.provider, k.inference_geo))::decimal(18, 9),
-             price_source := p.price_source || ', x' || regexp_replace(geo_price_factor(k.provider, k.inference_geo)::varchar, '\.?0+$', '')
-                 || ' for inference_geo ' || k.inference_geo))
+             input_per_mtok := (p.input_per_mtok * k.factor)::decimal(18, 9),
+             cache_read_per_mtok := (p.cache_read_per_mtok * k.factor)::decimal(18, 9),
+             cache_write_5m_per_mtok := (p.cache_write_5m_per_mtok * k.factor)::decimal(18, 9),
+             cache_write_1h_per_mtok := (p.cache_write_1h_per_mtok * k.factor)::decimal(18, 9),
+             output_per_mtok := (p.output_per_mtok * k.factor)::decimal(18, 9),
+             price_source := concat_ws(', ', p.price_source, k.geo_label, k.speed_label)))
     end as candidates,
+    k.unpriced_note,
     mn.min_prompt_tokens
 from keyed k
 left join candidate_lists c using (provider, price_model, day, wanted_variant)

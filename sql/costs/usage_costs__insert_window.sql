@@ -30,6 +30,7 @@ chosen as (
     select
         u.*,
         pc.min_prompt_tokens,
+        pc.unpriced_note,
         -- a key whose best candidate has no long-context tier and no time-of-day window prices every
         -- request of the key with it (the common case): no per-row filter over its list
         case
@@ -53,6 +54,7 @@ chosen as (
         and pc.service_tier is not distinct from u.service_tier
         and pc.model is not distinct from u.model
         and pc.inference_geo is not distinct from u.inference_geo
+        and pc.speed is not distinct from u.speed
 ),
 priced as (
     select
@@ -67,6 +69,7 @@ priced as (
         u.c.price_source,
         case
             when u.model is null then 'no model in the log or source.yaml'
+            when u.unpriced_note is not null then u.unpriced_note
             when u.c is null then 'no price for ' || u.provider || ' model ' || u.model || ' (catalogue id '
                 || coalesce(u.price_model, '?') || ') on ' || u.day || '; add it with --prices'
             when u.uncached_input_tokens > 0 and u.c.input_per_mtok is null then 'no input price'

@@ -17,6 +17,7 @@ select
     coalesce(f.service_tier = 'batch', false) as is_batch,
     f.service_tier,
     f.inference_geo,
+    f.speed,
     case when f.prefix_family like 'series:%' then coalesce(p.family, f.prefix_family) else f.prefix_family end as prefix_family,
     f.prompt_tokens,
     f.uncached_input_tokens,

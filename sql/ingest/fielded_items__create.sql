@@ -48,6 +48,7 @@ select
     null::varchar as body_iso,
     null::varchar as body_tier,
     null::varchar as body_geo,
+    null::varchar as body_speed,
     null::json as v_cost,
     null::json as v_cost_upstream,
     null::json as v_cost_ticks,

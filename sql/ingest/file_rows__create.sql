@@ -14,6 +14,7 @@ create or replace temp table file_rows (
     app                   varchar,
     service_tier          varchar,
     inference_geo         varchar,  -- where inference ran as reported, lower-cased (Anthropic: global, us), else null
+    speed                 varchar,  -- the speed the request ran at as reported, lower-cased (Anthropic: standard, fast), else null
     prefix_family         varchar,
     prompt_tokens         bigint,
     uncached_input_tokens bigint,

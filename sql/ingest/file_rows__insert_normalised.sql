@@ -150,6 +150,7 @@ outcomes as materialized (
         -- a Batch API result or a usage bucket of batch traffic is billed as batch whatever tier its body names
         case when c.batch_format is not null or c.bucket_batch then 'batch' else c.body_tier end as service_tier,
         c.body_geo as inference_geo,
+        c.body_speed as speed,
         c.prompt_cache_key,
         -- usage buckets stand for many requests (the Anthropic report gives no count: null = unknown)
         case c.request_count_from
@@ -223,7 +224,7 @@ select
     o.source_format,
     o.reason,
     e.raw_excerpt,
-    o.request_id, o.ts, o.provider, o.model, o.tenant, o.app, o.service_tier, o.inference_geo,
+    o.request_id, o.ts, o.provider, o.model, o.tenant, o.app, o.service_tier, o.inference_geo, o.speed,
     -- prefix family: explicit prompt_cache_key, else the trace's first two chained blocks, else the series
     case
         when o.reason is not null then null

@@ -9,7 +9,7 @@ select
     null::varchar as reason,
     null::varchar as raw_excerpt,
     i.request_id,
-    i.ts, i.provider, i.model, i.tenant, i.app, i.service_tier, i.inference_geo, i.prefix_family, i.prompt_tokens,
+    i.ts, i.provider, i.model, i.tenant, i.app, i.service_tier, i.inference_geo, i.speed, i.prefix_family, i.prompt_tokens,
     i.uncached_input_tokens, i.cache_read_tokens, i.cache_write_5m_tokens, i.cache_write_1h_tokens,
     i.output_tokens, i.reasoning_tokens, null::varchar as hash_ids, null::bigint as trace_offset_ms,
     i.request_count, null::decimal(38, 15) as reported_cost_usd, i.tier_prompt_tokens, i.latency_ms, i.ttft_ms,

@@ -3,7 +3,7 @@
 -- tells whether a file staged again changed the day's rows (pending_days__insert_batch.sql).
 create or replace macro usage_row_digest(r) as hash(
     r.request_id, r.ts, r.day, r.source_format, r.provider, r.model, r.tenant, r.app, r.request_count, r.is_batch,
-    r.service_tier, r.inference_geo, r.prefix_family, r.prompt_tokens, r.uncached_input_tokens, r.cache_read_tokens,
+    r.service_tier, r.inference_geo, r.speed, r.prefix_family, r.prompt_tokens, r.uncached_input_tokens, r.cache_read_tokens,
     r.cache_write_5m_tokens, r.cache_write_1h_tokens, r.output_tokens, r.reasoning_tokens, r.source_file,
     r.source_line, r.source_item, r.reported_cost_usd, r.tier_prompt_tokens, r.latency_ms, r.ttft_ms, r.latency_issue,
     r.usage_issue, r.unmapped_usage, r.system_sha, r.tools_sha, r.opening_hashes, r.rendered_chars,

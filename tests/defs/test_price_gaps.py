@@ -12,7 +12,7 @@ M = Decimal(1_000_000)
 
 
 def anthropic(request_id: str, ts: str, model: str, tier: str | None = None, write_1h: int = 0,
-              geo: str | None = None) -> dict:
+              geo: str | None = None, speed: str | None = None) -> dict:
     usage = {"input_tokens": 100, "cache_creation_input_tokens": 2000 + write_1h,
              "cache_creation": {"ephemeral_5m_input_tokens": 2000, "ephemeral_1h_input_tokens": write_1h},
              "cache_read_input_tokens": 10000, "output_tokens": 1000}
@@ -20,6 +20,8 @@ def anthropic(request_id: str, ts: str, model: str, tier: str | None = None, wri
         usage["service_tier"] = tier
     if geo:
         usage["inference_geo"] = geo
+    if speed:
+        usage["speed"] = speed
     return {"ts": ts, "provider": "anthropic", "model": model, "request_id": request_id,
             "response": {"type": "message", "model": model, "usage": usage}}
 
@@ -69,6 +71,18 @@ def costs(tmp_path_factory):
         anthropic("opus-global", "2026-11-27T09:00:00Z", "claude-opus-4-6", write_1h=500, geo="global"),
         anthropic("opus-unsaid", "2026-11-27T09:00:00Z", "claude-opus-4-6", write_1h=500),
         anthropic("opus-us-batch", "2026-11-27T09:00:00Z", "claude-opus-4-6", tier="batch", geo="us"),
+        anthropic("opus48-fast", "2026-11-27T09:00:00Z", "claude-opus-4-8", write_1h=500, speed="fast"),
+        anthropic("opus48-standard", "2026-11-27T09:00:00Z", "claude-opus-4-8", write_1h=500, speed="standard"),
+        anthropic("opus46-fast", "2026-11-27T09:00:00Z", "claude-opus-4-6", write_1h=500, speed="fast"),
+        anthropic("opus46-fast-us", "2026-11-27T09:00:00Z", "claude-opus-4-6", write_1h=500, speed="fast", geo="us"),
+        anthropic("sonnet-fast", "2026-11-27T09:00:00Z", "claude-sonnet-4-5", speed="fast"),
+        # a Claude Code transcript's assistant line after /fast (its message is the API's Message, usage.speed included)
+        {"parentUuid": "p", "isSidechain": False, "type": "assistant", "uuid": "u1", "sessionId": "s1",
+         "timestamp": "2026-11-27T09:00:00.000Z", "requestId": "req_fast",
+         "message": {"model": "claude-opus-4-8", "id": "msg_fast", "type": "message", "role": "assistant",
+                     "usage": {"input_tokens": 100, "cache_creation_input_tokens": 2500, "cache_read_input_tokens": 10000,
+                               "cache_creation": {"ephemeral_5m_input_tokens": 2000, "ephemeral_1h_input_tokens": 500},
+                               "output_tokens": 1000, "service_tier": "standard", "speed": "fast"}}},
         # an Anthropic usage report grouped by inference_geo (its one bucket: request id "bucket-<hash>")
         {"data": [{"starting_at": "2026-11-27T00:00:00Z", "ending_at": "2026-11-28T00:00:00Z", "results": [
             {"model": "claude-opus-4-6", "service_tier": "standard", "context_window": "0-200k", "inference_geo": "us",
@@ -79,8 +93,8 @@ def costs(tmp_path_factory):
     prices = write_prices(tmp / "prices.csv", [{"provider": "openai", "model": "gpt-5", "effective_from": "2026-11-01",
                                                 "input_per_mtok": "0.5", "cache_read_per_mtok": "0.05", "output_per_mtok": "4"}])
     db = run_pipeline(tmp, logs, prices)
-    return {r[0]: r[1:] for r in query(db, "select c.request_id, c.price_variant, c.cost_usd, c.price_source, u.usage_issue "
-                                           "from core.usage_costs c join core.usage u using (request_id)")}
+    return {r[0]: r[1:] for r in query(db, "select c.request_id, c.price_variant, c.cost_usd, c.price_source, u.usage_issue, "
+                                           "c.unpriced_reason from core.usage_costs c join core.usage u using (request_id)")}
 
 
 def test_batch_requests_without_a_catalogue_batch_price_cost_half(costs):
@@ -152,3 +166,25 @@ def test_us_only_inference_is_billed_at_1_1x_every_token_price(costs):
     # an Anthropic usage report grouped by inference_geo: 1M uncached input and 100k output US-only, (5 + 2.5) x 1.1
     (bucket,) = [v for k, v in costs.items() if k.startswith("bucket-")]
     assert bucket[1] == Decimal("8.25")
+
+
+def test_fast_mode_is_billed_at_the_models_multiple_of_every_token_price(costs):
+    # Anthropic fast mode (usage.speed "fast"): Opus 4.8 at $10 / $50 against $5 / $25 (genai-prices 0.2.3's
+    # price_comments), the prompt-caching multipliers on top, so every class doubles; Opus 4.6 at $30 / $150, 6x
+    # (platform.claude.com fast mode). Both models list $5 input, $6.25 / $10 writes, $0.50 reads, $25 output (a break
+    # test: a fast request was billed at the standard price, a sixth of the bill on Opus 4.6)
+    listed = (100 * 5 + 2000 * Decimal("6.25") + 500 * 10 + 10000 * Decimal("0.5") + 1000 * 25) / M
+    assert costs["opus48-standard"][1] == listed
+    assert costs["opus48-fast"][1] == 2 * listed == Decimal("0.096")
+    assert costs["opus48-fast"][2] == "genai-prices 0.2.3 (bundled snapshot), x2 for speed fast"
+    assert costs["opus46-fast"][1] == 6 * listed
+    # fast mode stacks with data residency (platform.claude.com: "Fast mode pricing stacks with other pricing modifiers")
+    assert costs["opus46-fast-us"][1] == listed * 6 * Decimal("1.1")
+    assert costs["opus46-fast-us"][2].endswith("x1.1 for inference_geo us, x6 for speed fast")
+    # a fast request of a model whose fast-mode multiple is not known stays unpriced and says why, never at list price
+    assert costs["sonnet-fast"][1] is None
+    assert costs["sonnet-fast"][4] == ("no fast-mode price for anthropic model claude-sonnet-4-5 (usage.speed fast): "
+                                      "its multiple of the list price is not known")
+    # the same request logged by Claude Code after /fast (the transcript's message is the API's): 2x
+    (transcript,) = [v for k, v in costs.items() if k.startswith("msg_fast")]
+    assert transcript[1] == 2 * listed

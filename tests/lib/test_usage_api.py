@@ -137,7 +137,7 @@ def test_anthropic_reports_use_rfc3339_bounds_group_by_brackets_and_the_version_
     assert (path, query) == (MESSAGES, [
         ("starting_at", "2026-11-20T00:00:00Z"), ("ending_at", "2026-11-21T00:00:00Z"), ("bucket_width", "1d"),
         ("limit", "1"), ("group_by[]", "model"), ("group_by[]", "service_tier"), ("group_by[]", "context_window"),
-        ("group_by[]", "inference_geo"), ("group_by[]", "workspace_id")])
+        ("group_by[]", "inference_geo"), ("group_by[]", "speed"), ("group_by[]", "workspace_id")])
     assert (headers["x-api-key"], headers["anthropic-version"]) == (ANTHROPIC_KEY, "2023-06-01")
     assert (cost_path, cost_query[-2:]) == (COSTS, [("group_by[]", "workspace_id"), ("group_by[]", "description")])
     # the cost report is kept raw beside the usage pages, under a name the ingest does not read as usage

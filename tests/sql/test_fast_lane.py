@@ -29,7 +29,7 @@ USAGE_COLUMNS = ("request_id, ts, day, source_format, provider, model, tenant, a
                  "reported_cost_usd, tier_prompt_tokens, latency_ms, ttft_ms, latency_issue, usage_issue, unmapped_usage, "
                  # a logged request body's fingerprint (the lane takes its line, Python fingerprints it)
                  "system_sha, tools_sha, opening_hashes, rendered_chars, divergence_offset_chars, divergence_span, "
-                 "inference_geo")  # where inference ran (Anthropic usage.inference_geo)
+                 "inference_geo, speed")  # where and how fast inference ran (Anthropic usage.inference_geo, usage.speed)
 QUARANTINE_COLUMNS = "source_file, source_line, source_item, source_format, reason, raw_excerpt"
 
 
@@ -70,7 +70,7 @@ def mutate(rng: random.Random, record: dict) -> None:
     usage = body.get("usage") or body.get("usageMetadata") or {}
     if not isinstance(usage, dict):
         usage = {}
-    choice = rng.randrange(26)
+    choice = rng.randrange(27)
     if choice == 0 and usage:  # a count of another type or size
         usage[rng.choice(sorted(usage))] = rng.choice(BAD_VALUES)
     elif choice == 1:
@@ -140,6 +140,8 @@ def mutate(rng: random.Random, record: dict) -> None:
         body["metrics"] = rng.choice([{"latencyMs": rng.choice(BAD_VALUES)}, {}, None, "fast", {"latencyMs": 0}])
     elif choice == 24 and isinstance(body.get("usage"), dict):  # where inference ran (Anthropic: priced 1.1x for "us")
         body["usage"]["inference_geo"] = rng.choice(["us", "global", "US", "u\\u0073", 5, None, ""])
+    elif choice == 25 and isinstance(body.get("usage"), dict):  # the speed it ran at (Anthropic fast mode: 2x or 6x)
+        body["usage"]["speed"] = rng.choice(["fast", "standard", "FAST", 3, None, "f\\u0061st"])
     else:
         record["model"] = rng.choice(["gpt-4o-2024-11-20", "prod-chat", "gemini-2.5-pro"])
 

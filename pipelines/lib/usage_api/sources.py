@@ -36,8 +36,9 @@ from pipelines.lib.usage_api.client import PageFailure
 ANTHROPIC_VERSION = "2023-06-01"
 BUCKETS_PER_DAY = {"1d": 1, "1h": 24}
 OPENAI_GROUP_BY = ("project_id", "model", "batch", "service_tier")  # what the openai_usage_bucket adapter reads
-# context_window: the long-context tier; inference_geo: US-only inference, billed at 1.1x (lib/price_rules.GEO_MULTIPLIERS)
-ANTHROPIC_GROUP_BY = ("model", "service_tier", "context_window", "inference_geo", "workspace_id")
+# context_window: the long-context tier; inference_geo and speed: US-only inference and fast mode, each billed at a
+# multiple of the list price (lib/price_rules.GEO_MULTIPLIERS, SPEED_MULTIPLIERS)
+ANTHROPIC_GROUP_BY = ("model", "service_tier", "context_window", "inference_geo", "speed", "workspace_id")
 COST_GROUP_BY = ("workspace_id", "description")  # description: model, service_tier, context_window, token_type
 
 

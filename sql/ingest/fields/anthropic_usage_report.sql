@@ -21,6 +21,7 @@ select
     v.starting_at ->> '$' as body_iso,
     v.service_tier ->> '$' as body_tier,
     v.context_window ->> '$' as context_window,
-    lower(v.inference_geo ->> '$') as body_geo
-from (select s.*, json_transform(s.b, '{"uncached_input_tokens":"JSON","cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON","cache_creation":{"ephemeral_5m_input_tokens":"JSON","ephemeral_1h_input_tokens":"JSON"},"output_tokens":"JSON","model":"JSON","starting_at":"JSON","service_tier":"JSON","context_window":"JSON","inference_geo":"JSON"}') as v
+    lower(v.inference_geo ->> '$') as body_geo,
+    lower(v.speed ->> '$') as body_speed
+from (select s.*, json_transform(s.b, '{"uncached_input_tokens":"JSON","cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON","cache_creation":{"ephemeral_5m_input_tokens":"JSON","ephemeral_1h_input_tokens":"JSON"},"output_tokens":"JSON","model":"JSON","starting_at":"JSON","service_tier":"JSON","context_window":"JSON","inference_geo":"JSON","speed":"JSON"}') as v
       from shaped_items s where s.source_format = 'anthropic_usage_report') s;

@@ -18,6 +18,8 @@ select
     coalesce(v.message.id, v.requestId) ->> '$' as body_id,
     v.timestamp ->> '$' as body_iso,
     v.message.usage.service_tier ->> '$' as body_tier,
+    lower(v.message.usage.inference_geo ->> '$') as body_geo,
+    lower(v.message.usage.speed ->> '$') as body_speed,
     v.costUSD as v_cost
-from (select s.*, json_transform(s.b, '{"message":{"usage":{"input_tokens":"JSON","cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON","cache_creation":{"ephemeral_5m_input_tokens":"JSON","ephemeral_1h_input_tokens":"JSON"},"output_tokens":"JSON","service_tier":"JSON"},"model":"JSON","id":"JSON"},"requestId":"JSON","timestamp":"JSON","costUSD":"JSON"}') as v
+from (select s.*, json_transform(s.b, '{"message":{"usage":{"input_tokens":"JSON","cache_read_input_tokens":"JSON","cache_creation_input_tokens":"JSON","cache_creation":{"ephemeral_5m_input_tokens":"JSON","ephemeral_1h_input_tokens":"JSON"},"output_tokens":"JSON","service_tier":"JSON","inference_geo":"JSON","speed":"JSON"},"model":"JSON","id":"JSON"},"requestId":"JSON","timestamp":"JSON","costUSD":"JSON"}') as v
       from shaped_items s where s.source_format = 'claude_code_transcript') s;
