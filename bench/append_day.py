@@ -4,7 +4,8 @@
 ``--days-dir`` holds one JSONL file per UTC day (``bench/generate.py --requests N --days D --out DIR``). The first
 ``D - 1`` files are written as one ``app.jsonl``, ``cachemeter run`` stages and builds it, then the last day is appended
 to the same file and ``cachemeter run`` again: the figure is that second run (wall and CPU seconds of the child), which
-should rebuild only the appended day (``sql/ingest/pending_days__insert_batch.sql``). With ``--against`` the same is
+should rebuild only the appended day (``sql/ingest/pending_days__insert_batch.sql``) and read only its lines
+(``pipelines/ingest/appends.py``), against a run of the last day alone into a new warehouse (``append_to_alone``). With ``--against`` the same is
 measured with another checkout's code (its ``.venv/bin/python -m pipelines.cli``, run in that folder) right after,
 for a ratio on the same machine. Not part of the test run.
 """
@@ -48,7 +49,13 @@ def measure(checkout: Path, days: list[Path], work: Path) -> dict:
     first = timed_run(checkout, work / "logs", work / "w.duckdb")
     with open(target, "ab") as out:
         out.write(days[-1].read_bytes())
-    return {"first_run": first, "after_append": timed_run(checkout, work / "logs", work / "w.duckdb")}
+    after = timed_run(checkout, work / "logs", work / "w.duckdb")
+    alone = work / "alone"  # the last day alone, in a new warehouse: what the appended night should cost
+    alone.mkdir()
+    shutil.copyfile(days[-1], alone / "app.jsonl")
+    day_alone = timed_run(checkout, alone, work / "alone.duckdb")
+    return {"first_run": first, "after_append": after, "day_alone": day_alone,
+            "append_to_alone": round(after[0] / day_alone[0], 3)}
 
 
 def main() -> None:

@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.ingest import body_chunks, cache_models, containers, fingerprints, formats, generations, objectstore
+from pipelines.ingest import appends, body_chunks, cache_models, containers, fingerprints, formats, generations, objectstore
 from pipelines.lib import faults, prices, progress, warehouse
 from pipelines.ingest.discover import LogFile, duckdb_literal_path, stored_mtime_ns
 from pipelines.ingest.readers import (CHUNK_BYTES, HEAD_BYTES, NEWLINE, Unreadable, malformed_json_excerpt,
@@ -139,7 +139,16 @@ def _stage_found(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], entries: 
     if plan.drop:
         _publish(conn, [], [], {"drop": plan.drop})
     done = 0
-    for batch in _batches(plan.stage):
+    whole: list[LogFile] = []
+    for log in plan.stage:  # a file lines were appended to: its new lines only, where they stand alone
+        starting = (lambda log=log: on_file(log, done, len(plan.stage))) if on_file else None
+        if appended := _stage_appended(conn, log, entries.get(log.relative), plan, earliest, latest, fast_lane, starting):
+            results[log.relative] = appended
+            done += 1
+            faults.maybe_die("stage:after_file")
+        else:
+            whole.append(log)
+    for batch in _batches(whole):
         if on_file:
             on_file(batch[0], done, len(plan.stage))
         for result in _stage_batch(conn, batch, plan, earliest, latest, fast_lane):
@@ -151,6 +160,29 @@ def _stage_found(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], entries: 
         "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files").fetchall()}
     return [FileResult(name, *counts[name], skipped=results[name].skipped, error=results[name].error,
                        note=results[name].note) if name in counts else results[name] for name in sorted(results)]
+
+
+class _NotAppendable(Exception):
+    """An appended part holds lines that may depend on the lines before them (``appends``): stage the whole file."""
+
+
+def _stage_appended(conn: duckdb.DuckDBPyConnection, log: LogFile, entry: generations.Entry | None,
+                    plan: generations.Plan, earliest: date, latest: datetime | None, fast_lane: bool,
+                    starting: Callable[[], None] | None = None) -> FileResult | None:
+    """Stage only the lines appended to ``log`` since ``entry`` staged it, beside its staged rows (``appends``);
+    None when the file is to be staged whole (not such a file, or its new lines may depend on earlier ones)."""
+    if log.relative in plan.retire or log.relative in plan.takes_over or not plan.heads.get(log.relative):
+        return None
+    with tempfile.TemporaryDirectory(prefix="cachemeter-append-") as folder:
+        append = appends.appended_part(log, entry, Path(folder))
+        if append is None:
+            return None
+        if starting:
+            starting()
+        try:
+            return _stage_batch(conn, [append.part], plan, earliest, latest, fast_lane, append=append)[0]
+        except _NotAppendable:
+            return None
 
 
 def stage_file(conn: duckdb.DuckDBPyConnection, log: LogFile, earliest: date = date(2000, 1, 1),
@@ -325,10 +357,12 @@ class _Segment:
 
 
 def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: generations.Plan, earliest: date,
-                 latest: datetime | None, fast_lane: bool, rereads: int = REREADS) -> list[FileResult]:
+                 latest: datetime | None, fast_lane: bool, rereads: int = REREADS,
+                 append: appends.Append | None = None) -> list[FileResult]:
     """Read and normalise ``logs`` (same defaults) in one pass and publish them in one transaction. A file that
     changes while it is read has the batch read again as it is now (``_stage_changed_batch``), at most ``rereads``
-    times; the last read is published as read."""
+    times; the last read is published as read. ``append``: the batch is that file's appended lines (``appends``),
+    published beside its staged rows; raises ``_NotAppendable`` when they are to be staged with the whole file."""
     defaults = logs[0].defaults
     params = {
         "source_file": BATCH_MARKER,
@@ -352,8 +386,10 @@ def _stage_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], plan: gen
         with tempfile.TemporaryDirectory(prefix="cachemeter-stage-") as scratch:  # a gzip file's text, read by the lane
             progress.doing("normalising records")
             lane_offset, again = _batch_lane(conn, segments, params, plan.heads, Path(scratch)) if fast_lane else (0, None)
-            return _stage_segments(conn, logs, segments, plan, params, defaults, lane_offset, again, rereads > 0)
+            return _stage_segments(conn, logs, segments, plan, params, defaults, lane_offset, again, rereads > 0, append)
     except _FileChanged as changed:  # nothing of the batch is published yet: read it again, each line once
+        if append is not None:  # (our own copy cannot change; the whole file is staged as it is now)
+            raise _NotAppendable from changed
         return _stage_changed_batch(conn, logs, plan, earliest, latest, *changed.args, rereads=rereads - 1)
 
 
@@ -388,7 +424,7 @@ def _stage_changed_batch(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], p
 
 def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segments: list[_Segment], plan: generations.Plan,
                     params: dict, defaults: dict, lane_offset: int, again: pa.Table | None,
-                    check_found: bool = True) -> list[FileResult]:
+                    check_found: bool = True, append: appends.Append | None = None) -> list[FileResult]:
     """``_stage_batch`` after the fast lane: the general normaliser for what it deferred or did not read, the
     fingerprints of every logged request body (``again``: the lane's lines to read again, ``_lane_reads``), then publish."""
     next_base = max((s.base + s.span for s in segments if s.in_lane), default=0)
@@ -497,8 +533,11 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
             "raw_excerpt": [u.raw_excerpt for u in unreadable_rows],
         }), "ingest/file_rows__add_unreadable")
     _replay_traces(conn, params["block_size"], defaults, replays)
+    if append is not None and _depends_on_earlier_lines(conn):
+        raise _NotAppendable
     heads = [None if s.error else _head(s.log, plan.heads) for s in segments]
-    tails = [None if head is None else _tail_sha(s.log) for s, head in zip(segments, heads)]
+    tails = [append.tail_sha] if append is not None else [None if head is None else _tail_sha(s.log)
+                                                          for s, head in zip(segments, heads)]
     if check_found:  # head and tail were read by name: they are the found file's, or the batch is read again
         for segment, head in zip(segments, heads):
             if how := _replaced_since_found(segment, head):
@@ -507,7 +546,7 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         "source_file": [s.log.relative for s in segments],
         "base": pa.array([s.base for s in segments], pa.int64()),
         "span": pa.array([s.span if len(logs) > 1 else 2**62 for s in segments], pa.int64()),
-        "size_bytes": pa.array([s.log.size_bytes for s in segments], pa.int64()),
+        "size_bytes": pa.array([append.end if append else s.log.size_bytes for s in segments], pa.int64()),
         "mtime_ns": pa.array([s.log.mtime_ns for s in segments], pa.int64()),
         "defaults_sha": [s.log.defaults_sha for s in segments],
         "device": pa.array([None if s.error else s.log.device for s in segments], pa.int64()),
@@ -517,6 +556,9 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         "tail_sha": pa.array(tails, pa.string()),
         "read_error": pa.array([s.error for s in segments], pa.string()),
         "staged_version": pa.array([generations.STAGED_ROWS_VERSION] * len(segments), pa.int32()),
+        # an appended part: published beside the file's staged rows, its lines numbered after theirs
+        "appended": pa.array([append is not None] * len(segments), pa.bool_()),
+        "line_offset": pa.array([append.lines_before if append else 0] * len(segments), pa.int64()),
     })
     progress.doing("publishing to core.usage")
     _create_staged_items(conn, batch_files, lane_offset)
@@ -530,6 +572,15 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files where source_file in "
         "(select unnest($names))", {"names": names}).fetchall()}
     return [FileResult(s.log.relative, *counts[s.log.relative], error=s.error, note=s.note) for s in segments]
+
+
+def _depends_on_earlier_lines(conn: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the batch read holds a record whose row may depend on the lines before it (``appends``): a logged
+    request body (fingerprinted), a streamed snapshot or a trace record."""
+    stateful = [name for name, f in formats.load().formats.items() if f.options["snapshots"] or f.convention == "trace"]
+    return conn.execute("select exists(select 1 from file_fingerprints) "
+                        "or exists(select 1 from file_rows where list_contains($formats, source_format))",
+                        {"formats": stateful}).fetchall()[0][0]
 
 
 def _read_file(log: LogFile, streaming: bool) -> tuple[list[Unreadable], Iterator[pa.Table] | list[pa.Table]]:
@@ -663,6 +714,7 @@ PUBLISH = ("ingest/batch_usage_rows__create_view", "ingest/touched_ids__create",
            "ingest/usage__delete_files", "ingest/duplicate_rows__delete_files", "ingest/quarantine__delete_files",
            "ingest/files__delete_files")
 PUBLISH_NEW = ("ingest/usage__insert_batch", "ingest/quarantine__insert_batch", "ingest/files__insert_batch",
+               "ingest/files__update_appended",
                "ingest/duplicate_copies__create", "ingest/usage__delete_duplicate_losers",
                "ingest/usage__insert_duplicate_winners", "ingest/duplicate_rows__delete_touched",
                "ingest/duplicate_rows__insert_losers", "ingest/quarantine__delete_touched_duplicates",
@@ -689,8 +741,9 @@ def _create_staged_items(conn: duckdb.DuckDBPyConnection, batch_files: pa.Table,
     facts as DuckDB variables, since views take no parameters.
     """
     one_file = batch_files["source_file"][0].as_py() if batch_files.num_rows == 1 else None
+    line_offset = batch_files["line_offset"][0].as_py() if batch_files.num_rows == 1 else 0  # (an appended part's)
     for name, value in (("staged_lane_file", one_file), ("staged_lane_offset", lane_offset),
-                        ("staged_batch_marker", BATCH_MARKER)):
+                        ("staged_line_offset", line_offset), ("staged_batch_marker", BATCH_MARKER)):
         conn.execute(f"set variable {name} = $value", {"value": value})
     conn.execute(statement("ingest/lane_items__create_view"))
     conn.register("batch_files", batch_files)
@@ -712,7 +765,8 @@ def _publish(conn: duckdb.DuckDBPyConnection, batch_files: pa.Table | list, mode
         conn.execute(statement("ingest/file_rows__create"))
         conn.execute(statement("ingest/fast_items__create"))
         batch_files = pa.table({"source_file": pa.array([], pa.string()), "base": pa.array([], pa.int64()),
-                                "span": pa.array([], pa.int64())})
+                                "span": pa.array([], pa.int64()), "appended": pa.array([], pa.bool_()),
+                                "line_offset": pa.array([], pa.int64())})
         _create_staged_items(conn, batch_files, 0)
         conn.execute(statement("ingest/file_fingerprints__create"))
     predecessors = pa.table({
@@ -734,7 +788,7 @@ def _publish(conn: duckdb.DuckDBPyConnection, batch_files: pa.Table | list, mode
                 conn.execute(statement(name))
             faults.maybe_die("stage:mid_file")
             for name in PUBLISH_NEW:
-                if name != "ingest/files__insert_batch" or batch_files.num_rows:
+                if name not in ("ingest/files__insert_batch", "ingest/files__update_appended") or batch_files.num_rows:
                     conn.execute(statement(name))
             if unaccepted or _unaccepted_files(conn):  # else no day holds such lines, before or after
                 conn.execute(statement("ingest/pending_days__insert_unaccepted_files"))

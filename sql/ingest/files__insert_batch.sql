@@ -13,4 +13,5 @@ select
     now() as staged_at
 from batch_files b
 left join staged_items i on i.source_file = b.source_file
+where not b.appended
 group by all;

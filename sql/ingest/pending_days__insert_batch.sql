@@ -10,8 +10,8 @@
 -- (A day pending only as another day's dependent is marked again, as changed itself, so its own dependents follow.)
 insert into stage.pending_days by name
 with
-old_files as (
-    select source_file from batch_files union select old_file from batch_predecessors where action = 'drop'
+old_files as (  -- an appended part's file keeps its rows: only its new lines' days are new
+    select source_file from batch_files where not appended union select old_file from batch_predecessors where action = 'drop'
 ),
 old_rows as materialized (  -- read once: core.usage is the warehouse's largest table, and this is read five times
     select * from core.usage where source_file in (select source_file from old_files)

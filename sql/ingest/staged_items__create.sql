@@ -4,7 +4,8 @@
 -- has many files (the variable staged_lane_file is null; one large file's lane rows stay in fast_items, read through
 -- the view). The batch numbers its records as one sequence (file f's line n is batch_line base + n; registered table
 -- batch_files: source_file, base, span, ...) so many small files are normalised in one pass; this maps each back to
--- (source_file, source_line), ids as request_id_staged.sql says. A table: streamed snapshots, which only the general
+-- (source_file, source_line), ids as request_id_staged.sql says; an appended part's lines (batch_files.appended,
+-- pipelines/ingest/appends.py) follow its file's staged ones (batch_files.line_offset). A table: streamed snapshots, which only the general
 -- normaliser reads (formats.py refuses a fast_lane format with the snapshots option), are superseded by an update
 -- (staged_items__supersede_snapshots.sql). Variables (stage._create_staged_items): staged_lane_file,
 -- staged_batch_marker (what the normaliser was given as $source_file); lane_items reads staged_lane_offset.
@@ -16,10 +17,10 @@ with items as (
 )
 select
     b.source_file,
-    i.source_line - b.base as source_line,
+    i.source_line - b.base + b.line_offset as source_line,
     i.source_line as batch_line,
     i.* exclude (source_line, request_id),
-    request_id_staged(i.request_id, b.source_file, i.source_line - b.base, i.source_item,
+    request_id_staged(i.request_id, b.source_file, i.source_line - b.base + b.line_offset, i.source_item,
                       getvariable('staged_batch_marker')) as request_id
 from items i
 -- the file whose range [base, base + span) holds the number (the ranges do not overlap). A range join, not an

@@ -5,16 +5,18 @@
 -- each reader of the view reads only the lane columns it needs, with no join (a one-file batch's base is 0, so its
 -- batch number is its line). Variables (SET VARIABLE, by stage._create_staged_items; a view takes no parameters):
 -- staged_lane_file VARCHAR (the one file's name, else null: the lane's rows are in staged_general) and
--- staged_batch_marker VARCHAR (stage.BATCH_MARKER); ids as request_id_staged.sql says.
+-- staged_batch_marker VARCHAR (stage.BATCH_MARKER), staged_line_offset BIGINT (an appended part's lines follow its
+-- file's staged ones: pipelines/ingest/appends.py; else 0); ids as request_id_staged.sql says.
 create or replace temp view staged_items as
 select * from staged_general
 union all by name
 select
     getvariable('staged_lane_file')::varchar as source_file,
-    l.source_line,
+    l.source_line + getvariable('staged_line_offset')::bigint as source_line,
     l.source_line as batch_line,
     l.* exclude (source_line, request_id),
-    request_id_staged(l.request_id, getvariable('staged_lane_file'), l.source_line, l.source_item,
+    request_id_staged(l.request_id, getvariable('staged_lane_file'), l.source_line + getvariable('staged_line_offset')::bigint,
+                      l.source_item,
                       getvariable('staged_batch_marker')) as request_id
 from lane_items l
 where getvariable('staged_lane_file') is not null;

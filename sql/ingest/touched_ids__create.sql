@@ -8,8 +8,8 @@
 -- staged_items).
 create or replace temp table touched_ids as
 with
-changed_files as (
-    select source_file from batch_files
+changed_files as (  -- an appended part's file keeps its rows: they stay, as other files' do
+    select source_file from batch_files where not appended
     union
     select old_file from batch_predecessors
 ),

@@ -1,4 +1,6 @@
 -- Remove the core.usage rows of the batch's files before they are staged again, and of the files whose
--- content a batch file has taken over (registered tables batch_files, batch_predecessors action 'drop').
+-- content a batch file has taken over (registered tables batch_files, batch_predecessors action 'drop'). An appended
+-- part's file keeps its rows (batch_files.appended: its new lines are published beside them).
 delete from core.usage
-where source_file in (select source_file from batch_files union select old_file from batch_predecessors where action = 'drop');
+where source_file in (select source_file from batch_files where not appended
+                      union select old_file from batch_predecessors where action = 'drop');

@@ -1,5 +1,6 @@
 -- stage.files: one row per staged log file (grain: file). Files whose size and mtime are unchanged
--- are not read again; a changed file replaces all of its rows.
+-- are not read again; a changed file replaces all of its rows, but whole lines appended to a JSON-lines file are
+-- staged beside its rows (pipelines/ingest/appends.py), which stay.
 create table if not exists stage.files (
     source_file      varchar,      -- path relative to the logs root, POSIX separators
     size_bytes       bigint,       -- bytes on disk when staged

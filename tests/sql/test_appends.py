@@ -1,0 +1,227 @@
+"""Lines appended to a staged log file are staged alone (pipelines/ingest/appends.py), beside the file's staged rows.
+
+The oracle is a staging of the whole file as it ends up, into a new warehouse: after every append the warehouse
+staged part by part holds exactly its rows, quarantined lines, duplicate copies and manifest row. The corpus mixes
+clean and broken records of the fast lane's formats, duplicate request ids across the parts, blank lines and
+records without an id (their ids are minted from the file and line)."""
+
+import json
+import random
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from pipelines.ingest import appends
+from pipelines.ingest import stage as ingest
+from pipelines.lib import warehouse
+from tests.sql.test_fast_lane import corpus, logged_request
+
+LATEST = datetime(2030, 1, 1, tzinfo=timezone.utc)
+TABLES = {
+    "core.usage": "select * from core.usage",
+    "core.quarantine": "select * exclude (quarantined_at) from core.quarantine",
+    "stage.duplicate_rows": "select * from stage.duplicate_rows",
+    "stage.files": "select * exclude (staged_at) from stage.files",
+}
+
+
+@pytest.fixture
+def parts_taken(monkeypatch):
+    """Every file staged before may take the appended path (the bench's files are large; these are not), and the
+    appended parts that path took, as (file, lines before)."""
+    monkeypatch.setattr(appends, "MIN_STAGED_BYTES", 0)
+    taken = []
+    found = appends.appended_part
+
+    def spy(log, entry, folder):
+        part = found(log, entry, folder)
+        if part is not None:
+            taken.append((log.relative, part.lines_before))
+        return part
+    monkeypatch.setattr(appends, "appended_part", spy)
+    return taken
+
+
+def lines_of(seed: int, n: int, bodies: bool = False) -> list[str]:
+    """n corpus lines without request bodies (unless ``bodies``), a blank line now and then, some without a request id."""
+    rng = random.Random(seed)
+    out = []
+    for text in corpus(seed, n):
+        try:
+            record = json.loads(text)
+        except ValueError:
+            out.append(text)
+            continue
+        if isinstance(record, dict):
+            if not bodies:
+                record.pop("request", None)
+            elif rng.random() < 0.5:
+                record["request"] = logged_request(rng, len(out))
+            if rng.random() < 0.1:
+                record.pop("request_id", None)
+        out.append(json.dumps(record))
+        if rng.random() < 0.02:
+            out.append("")
+    return out
+
+
+def stage(db: Path, logs: Path) -> list:
+    conn = warehouse.connect(db)
+    try:
+        return ingest.stage_logs(conn, logs, latest=LATEST)
+    finally:
+        conn.close()
+
+
+def contents(db: Path) -> dict:
+    conn = warehouse.connect(db)
+    try:
+        return {name: sorted(map(repr, conn.execute(sql).fetchall())) for name, sql in TABLES.items()}
+    finally:
+        conn.close()
+
+
+def assert_as_staged_whole(tmp_path: Path, db: Path, logs: Path, name: str) -> dict:
+    whole = tmp_path / f"whole-{name}.duckdb"
+    stage(whole, logs)
+    got, want = contents(db), contents(whole)
+    for table in TABLES:
+        assert got[table] == want[table], table
+    return got
+
+
+def staged_log(tmp_path: Path, lines: list[str]) -> tuple[Path, Path, Path]:
+    """``logs/app.jsonl`` holding ``lines``, staged into ``w.duckdb``: (logs folder, the file, the warehouse)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "app.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    stage(db, logs)
+    return logs, log, db
+
+
+def append(log: Path, text: str) -> None:
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def test_appended_lines_stage_alone_and_as_the_whole_file_stages_them(tmp_path, parts_taken):
+    lines = lines_of(3, 3000)
+    logs, log, db = staged_log(tmp_path, lines[:2000])
+    append(log, "\n".join(lines[2000:2600]) + "\n")
+    stage(db, logs)
+    got = assert_as_staged_whole(tmp_path, db, logs, "1")
+    # a second night, with copies of earlier records (duplicate ids across the parts: the earliest line is kept)
+    append(log, "\n".join(lines[2600:] + lines[:50]) + "\n")
+    results = stage(db, logs)
+    got = assert_as_staged_whole(tmp_path, db, logs, "2")
+    assert parts_taken == [("app.jsonl", 2000), ("app.jsonl", 2600)]  # its lines: blank ones counted
+    assert len(got["core.usage"]) > 1500 and len(got["stage.duplicate_rows"]) > 20
+    (result,) = results  # the whole file's accounting (records: a container line holds several, a blank line none)
+    assert result.rows_in == result.rows_accepted + result.rows_quarantined > 3000
+
+
+def test_a_last_line_still_being_written_is_left_for_the_next_run(tmp_path, parts_taken):
+    lines = lines_of(5, 800)
+    logs, log, db = staged_log(tmp_path, lines[:500])
+    half = len(lines[700]) // 2
+    append(log, "\n".join(lines[500:700]) + "\n" + lines[700][:half])
+    stage(db, logs)
+    conn = warehouse.connect(db)
+    lines_staged = conn.execute("select max(source_line) from (select source_line from core.usage union all "
+                                "select source_line from core.quarantine)").fetchall()[0][0]
+    conn.close()
+    assert lines_staged == max(n for n, text in enumerate(lines[:700], 1) if text)  # the half line: not read yet
+    append(log, lines[700][half:] + "\n" + "\n".join(lines[701:]) + "\n")
+    stage(db, logs)
+    assert parts_taken == [("app.jsonl", 500), ("app.jsonl", 700)]
+    assert_as_staged_whole(tmp_path, db, logs, "end")
+
+
+@pytest.mark.parametrize("appended", ["request bodies", "a transcript"])
+def test_lines_that_depend_on_the_lines_before_them_stage_the_whole_file(tmp_path, parts_taken, appended):
+    # a body's divergence is measured against the previous body of its app, a streamed snapshot may supersede an
+    # earlier one: such an appended part is read, found out and the whole file staged (the same rows either way)
+    bodies = lines_of(7, 600, bodies=True)
+    logs, log, db = staged_log(tmp_path, bodies[:400])
+    if appended == "request bodies":
+        more = bodies[400:]
+    else:
+        more = [json.dumps({"type": "assistant", "uuid": f"u{i}", "sessionId": "s", "requestId": "req_1",
+                            "timestamp": "2026-10-01T00:00:0{i}.000Z",
+                            "message": {"model": "claude-sonnet-4-5", "id": "msg_1", "type": "message", "role": "assistant",
+                                        "usage": {"input_tokens": 10, "cache_read_input_tokens": 0,
+                                                  "cache_creation_input_tokens": 0, "output_tokens": 1 + 50 * i}}})
+                for i in range(3)]
+    append(log, "\n".join(more) + "\n")
+    stage(db, logs)
+    assert parts_taken == [("app.jsonl", 400)]  # tried, then staged whole
+    assert_as_staged_whole(tmp_path, db, logs, "end")
+
+
+def test_a_file_rewritten_before_its_staged_end_is_staged_whole(tmp_path, parts_taken):
+    lines = lines_of(9, 300)
+    logs, log, db = staged_log(tmp_path, lines[:200])
+    # the staged content's last line changed in place (same length), then lines appended: not an append
+    text = log.read_text(encoding="utf-8").splitlines()
+    text[-1] = text[-1].replace("chat", "chit") if "chat" in text[-1] else " " + text[-1][1:]
+    log.write_text("\n".join(text + lines[200:]) + "\n", encoding="utf-8")
+    stage(db, logs)
+    assert parts_taken == []
+    assert_as_staged_whole(tmp_path, db, logs, "end")
+
+
+def test_only_the_days_of_the_appended_lines_are_pending(tmp_path, parts_taken):
+    def day(d: int, n: int) -> list[str]:
+        return [json.dumps({"ts": f"2026-10-{d:02d}T10:00:00Z", "provider": "openai", "request_id": f"r{d}-{i}",
+                            "response": {"id": "c", "object": "chat.completion", "model": "gpt-4.1",
+                                         "usage": {"prompt_tokens": 100 + i, "completion_tokens": 5}}}) for i in range(n)]
+    logs, log, db = staged_log(tmp_path, day(1, 50) + day(2, 50))
+    conn = warehouse.connect(db)
+    conn.execute("delete from stage.pending_days")
+    conn.close()
+    append(log, "\n".join(day(3, 40)) + "\n")
+    stage(db, logs)
+    conn = warehouse.connect(db)
+    assert [d.isoformat() for (d,) in conn.execute("select day from stage.pending_days order by 1").fetchall()] == ["2026-10-03"]
+    assert conn.execute("select max(source_line) from core.usage").fetchall() == [(140,)]
+    conn.close()
+    assert parts_taken == [("app.jsonl", 100)]
+
+
+def test_a_small_file_is_staged_whole(tmp_path):
+    # the default threshold: small files are staged many at a time, whole (appends.MIN_STAGED_BYTES)
+    logs, log, db = staged_log(tmp_path, lines_of(1, 50))
+    conn = warehouse.connect(db)
+    entry = ingest.generations.Entry(*conn.execute(
+        f"select {ingest.generations.MANIFEST_COLUMNS} from stage.files").fetchall()[0])
+    conn.close()
+    append(log, "\n".join(lines_of(2, 10)) + "\n")
+    from pipelines.ingest.discover import discover
+    (found,) = discover(logs)
+    assert appends.appended_part(found, entry, tmp_path) is None
+
+
+@pytest.mark.parametrize("kind", ["gzip", "utf-16"])
+def test_a_gzip_or_utf16_file_is_staged_whole(tmp_path, parts_taken, kind):
+    # a gzip member appended is not lines of text, a UTF-16 file's bytes are not UTF-8: read whole (readers.py)
+    import gzip
+    lines = lines_of(4, 120)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    name = "app.jsonl.gz" if kind == "gzip" else "app.jsonl"
+
+    def write(text: str, mode: str) -> None:
+        data = text.encode("utf-16") if kind == "utf-16" and mode == "wb" else \
+            text.encode("utf-16-le") if kind == "utf-16" else text.encode()
+        with (gzip.open if kind == "gzip" else open)(logs / name, mode) as handle:
+            handle.write(data)
+    write("\n".join(lines[:80]) + "\n", "wb")
+    db = tmp_path / "w.duckdb"
+    stage(db, logs)
+    write("\n".join(lines[80:]) + "\n", "ab")
+    stage(db, logs)
+    assert parts_taken == []
+    assert_as_staged_whole(tmp_path, db, logs, "end")
