@@ -76,6 +76,7 @@ class FileResult:
     skipped: bool = False  # unchanged since the last run, not read again
     error: str | None = None  # why the file could not be read (its earlier rows, if any, are kept)
     note: str | None = None  # what the user should know though nothing was lost (the fast reader failed on it)
+    appended: bool = False  # only the lines appended since it was staged were read (appends.py); counts: the file's
 
 
 KEPT_UNREAD_NOTE = "not read this run ({error}); the {rows:,} rows staged from it before are kept, and it is read again once that is fixed"
@@ -159,7 +160,8 @@ def _stage_found(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], entries: 
     counts = {row[0]: row[1:] for row in conn.execute(
         "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files").fetchall()}
     return [FileResult(name, *counts[name], skipped=results[name].skipped, error=results[name].error,
-                       note=results[name].note) if name in counts else results[name] for name in sorted(results)]
+                       note=results[name].note, appended=results[name].appended) if name in counts else results[name]
+            for name in sorted(results)]
 
 
 class _NotAppendable(Exception):
@@ -180,7 +182,8 @@ def _stage_appended(conn: duckdb.DuckDBPyConnection, log: LogFile, entry: genera
         if starting:
             starting()
         try:
-            return _stage_batch(conn, [append.part], plan, earliest, latest, fast_lane, append=append)[0]
+            return replace(_stage_batch(conn, [append.part], plan, earliest, latest, fast_lane, append=append)[0],
+                           appended=True)
         except _NotAppendable:
             return None
 

@@ -225,3 +225,14 @@ def test_a_gzip_or_utf16_file_is_staged_whole(tmp_path, parts_taken, kind):
     stage(db, logs)
     assert parts_taken == []
     assert_as_staged_whole(tmp_path, db, logs, "end")
+
+
+def test_the_result_says_which_files_had_only_their_appended_lines_read(tmp_path, parts_taken):
+    # the ingest asset's metadata counts them (files_appended_to) and its table says how each file was read
+    logs, log, db = staged_log(tmp_path, lines_of(6, 100))
+    (logs / "other.jsonl").write_text("\n".join(lines_of(8, 20)) + "\n", encoding="utf-8")
+    append(log, "\n".join(lines_of(10, 30)) + "\n")
+    results = {r.source_file: (r.appended, r.skipped) for r in stage(db, logs)}
+    assert results == {"app.jsonl": (True, False), "other.jsonl": (False, False)}
+    assert {r.source_file: (r.appended, r.skipped) for r in stage(db, logs)} == {
+        "app.jsonl": (False, True), "other.jsonl": (False, True)}

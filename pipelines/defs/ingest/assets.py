@@ -79,11 +79,14 @@ def staged_usage(context: dg.AssetExecutionContext, duckdb: DuckDBResource, sett
     quarantined = sum(r.rows_quarantined for r in staged)
     context.log.info(f"staged {len(staged)} of {len(results)} files: {rows_in} rows in = "
                      f"{accepted} accepted + {quarantined} quarantined")
-    table = "\n".join(["| file | rows in | accepted | quarantined | skipped (unchanged) |", "|---|---:|---:|---:|---|"]
-                      + [f"| {r.source_file} | {r.rows_in} | {r.rows_accepted} | {r.rows_quarantined} | {r.skipped} |"
+    read = lambda r: "unchanged" if r.skipped else "appended lines" if r.appended else "whole"  # noqa: E731
+    table = "\n".join(["| file | rows in | accepted | quarantined | read |", "|---|---:|---:|---:|---|"]
+                      + [f"| {r.source_file} | {r.rows_in} | {r.rows_accepted} | {r.rows_quarantined} | {read(r)} |"
                          for r in results])
     yield dg.MaterializeResult(asset_key=STAGED_FILES, metadata={
-        "files_found": len(results), "files_staged": len(staged), "rows_in": rows_in,
+        "files_found": len(results), "files_staged": len(staged),
+        "files_appended_to": sum(r.appended for r in staged),  # only their new lines read (ingest/appends.py)
+        "rows_in": rows_in,
         "rows_accepted": accepted, "rows_quarantined": quarantined,
         "core_usage_rows": totals[0], "dagster/row_count": len(results), "files": dg.MetadataValue.md(table)})
     yield dg.MaterializeResult(asset_key=QUARANTINE, metadata={"dagster/row_count": totals[1],
