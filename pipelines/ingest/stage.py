@@ -3,7 +3,8 @@
 ``stage_logs(conn, root)`` discovers the files under ``root`` (see ``logfiles``), matches them to the
 manifest ``stage.files`` by what they are (``generations``: unchanged, grown, renamed, rotated, a new
 generation), and stages the new and changed ones, many small files at a time, each batch in one
-transaction: the files' previous rows are replaced, accepted records go to ``core.usage`` (with the
+transaction: the files' previous rows are replaced (a file grown by whole lines keeps them and has only its new
+lines read: ``appends``), accepted records go to ``core.usage`` (with the
 catalogue id of their model) and rejected ones to ``core.quarantine`` with a reason; duplicate request
 ids are then settled by a rule that does not depend on arrival order. For every file rows_in =
 accepted + quarantined. The day's rows are stored once: the daily assets read ``core.usage`` itself.
@@ -94,7 +95,7 @@ def stage_logs(conn: duckdb.DuckDBPyConnection, root: Path | str, follow_symlink
 
     Files are told apart by what they are (``generations``): a file whose device, inode, size, mtime
     and ``source.yaml`` defaults match the manifest is skipped; one that grew is staged again (its
-    rows replaced); one that shrank or was replaced is a new generation whose predecessor's rows stay
+    rows replaced), or, a JSON-lines file grown by whole lines, only its new lines (``appends``); one that shrank or was replaced is a new generation whose predecessor's rows stay
     under ``<name>#<n>``, unless that content is still in the folder under another name, which then
     takes them over (rename, rotation: nothing is counted twice). A file that disappears keeps its
     rows (the warehouse keeps history the logs no longer hold). Each symlinked or hard-linked file is
