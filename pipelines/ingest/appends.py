@@ -34,13 +34,15 @@ class Append:
     """The lines appended to ``log`` since ``entry`` staged it: ``part`` (the LogFile of the temporary copy of bytes
     ``[entry.size_bytes, end)``, read as the file), ``lines_before`` (the lines of the staged content: the first
     appended line is line ``lines_before + 1``), ``end`` (the file's size as staged now: up to its last newline),
-    ``tail_sha`` (sha256 of the ``HEAD_BYTES`` before ``end``, the manifest's ``tail_sha``)."""
+    ``tail_sha`` (sha256 of the ``HEAD_BYTES`` before ``end``, the manifest's ``tail_sha``), ``lines`` (the lines
+    up to ``end``: the manifest's ``lines_staged``, so the next append need not count them)."""
 
     log: LogFile
     part: LogFile
     lines_before: int
     end: int
     tail_sha: str
+    lines: int
 
 
 def appended_part(log: LogFile, entry: generations.Entry | None, folder: Path) -> Append | None:
@@ -66,24 +68,27 @@ def appended_part(log: LogFile, entry: generations.Entry | None, folder: Path) -
                     or generations.head_sha(staged_tail) != entry.tail_sha or not staged_tail.endswith(b"\n")):
                 return None
             part = folder / "appended.jsonl"
-            end = _copy_whole_lines(handle.fileno(), entry.size_bytes, status.st_size, part)
-            if end is None:
+            copied = _copy_whole_lines(handle.fileno(), entry.size_bytes, status.st_size, part)
+            if copied is None:
                 return None
-            lines_before = _count_newlines(handle.fileno(), entry.size_bytes)
+            end, lines_appended = copied
+            lines_before = entry.lines_staged if entry.lines_staged is not None else \
+                _count_newlines(handle.fileno(), entry.size_bytes)
             tail = os.pread(handle.fileno(), HEAD_BYTES, end - HEAD_BYTES)
     except OSError:
         return None
     copy = LogFile(path=part, relative=log.relative, defaults=log.defaults, device=log.device, inode=log.inode,
                    size_bytes=end - entry.size_bytes, mtime_ns=log.mtime_ns, local=False,
                    defaults_sha=log.defaults_sha)
-    return Append(log, copy, lines_before, end, generations.head_sha(tail))
+    return Append(log, copy, lines_before, end, generations.head_sha(tail), lines_before + lines_appended)
 
 
-def _copy_whole_lines(fd: int, start: int, size: int, target: Path) -> int | None:
+def _copy_whole_lines(fd: int, start: int, size: int, target: Path) -> tuple[int, int] | None:
     """Copy the bytes ``[start, end)`` of the open file ``fd`` into ``target``, ``end`` just past the last newline
-    below ``size`` (a last line still being written is left for the next run); returns ``end``, None when no whole
-    line was appended."""
+    below ``size`` (a last line still being written is left for the next run); returns ``end`` and the newlines
+    copied, None when no whole line was appended."""
     end = start
+    newlines = 0
     with open(target, "wb") as out:
         at = start
         while at < size:
@@ -94,9 +99,10 @@ def _copy_whole_lines(fd: int, start: int, size: int, target: Path) -> int | Non
             out.write(block)
             if cut >= 0:
                 end = at + cut + 1
+                newlines += block.count(b"\n")
             at += len(block)
         out.truncate(end - start)
-    return end if end > start else None
+    return (end, newlines) if end > start else None
 
 
 def _count_newlines(fd: int, size: int) -> int:

@@ -65,6 +65,7 @@ class Entry:
     rows_quarantined: int
     tail_sha: str | None = None  # sha256 of the staged bytes' last HEAD_BYTES (plain files; None for gzip)
     staged_version: int = STAGED_ROWS_VERSION  # STAGED_ROWS_VERSION of the run that staged it
+    lines_staged: int | None = None  # newlines of the staged content, where known (appends.py)
 
     @property
     def is_gzip(self) -> bool:
@@ -72,7 +73,7 @@ class Entry:
 
 
 MANIFEST_COLUMNS = ("source_file, size_bytes, mtime_ns, defaults_sha, device, inode, head_bytes, head_sha, read_error, "
-                    "rows_in, rows_accepted, rows_quarantined, tail_sha, coalesce(staged_version, 1)")
+                    "rows_in, rows_accepted, rows_quarantined, tail_sha, coalesce(staged_version, 1), lines_staged")
 
 
 

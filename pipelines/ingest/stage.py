@@ -563,6 +563,7 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         # an appended part: published beside the file's staged rows, its lines numbered after theirs
         "appended": pa.array([append is not None] * len(segments), pa.bool_()),
         "line_offset": pa.array([append.lines_before if append else 0] * len(segments), pa.int64()),
+        "lines_staged": pa.array([append.lines if append else None] * len(segments), pa.int64()),
     })
     progress.doing("publishing to core.usage")
     _create_staged_items(conn, batch_files, lane_offset)

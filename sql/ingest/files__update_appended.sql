@@ -4,7 +4,7 @@
 update stage.files as f
 set size_bytes = b.size_bytes, mtime_ns = b.mtime_ns, defaults_sha = b.defaults_sha, device = b.device, inode = b.inode,
     head_bytes = b.head_bytes, head_sha = b.head_sha, tail_sha = b.tail_sha, read_error = b.read_error,
-    staged_version = b.staged_version,
+    staged_version = b.staged_version, lines_staged = b.lines_staged,
     rows_in = f.rows_in + b.rows_in,
     rows_accepted = f.rows_accepted + b.rows_accepted,
     rows_quarantined = f.rows_quarantined + b.rows_quarantined,
@@ -13,7 +13,7 @@ set size_bytes = b.size_bytes, mtime_ns = b.mtime_ns, defaults_sha = b.defaults_
 from (
     select
         b.source_file, b.size_bytes, b.mtime_ns, b.defaults_sha, b.device, b.inode, b.head_bytes, b.head_sha, b.tail_sha,
-        b.read_error, b.staged_version,
+        b.read_error, b.staged_version, b.lines_staged,
         count(i.source_line) as rows_in,
         count(i.source_line) filter (where i.reason is null) as rows_accepted,
         count(i.source_line) filter (where i.reason is not null) as rows_quarantined,

@@ -22,7 +22,7 @@ TABLES = {
     "core.usage": "select * from core.usage",
     "core.quarantine": "select * exclude (quarantined_at) from core.quarantine",
     "stage.duplicate_rows": "select * from stage.duplicate_rows",
-    "stage.files": "select * exclude (staged_at) from stage.files",
+    "stage.files": "select * exclude (staged_at, lines_staged) from stage.files",  # lines_staged: kept by appends only
 }
 
 
@@ -118,6 +118,9 @@ def test_appended_lines_stage_alone_and_as_the_whole_file_stages_them(tmp_path, 
     results = stage(db, logs)
     got = assert_as_staged_whole(tmp_path, db, logs, "2")
     assert parts_taken == [("app.jsonl", 2000), ("app.jsonl", 2600)]  # its lines: blank ones counted
+    conn = warehouse.connect(db)  # kept, so the next append does not count the file's lines again
+    assert conn.execute("select lines_staged from stage.files").fetchall() == [(3058 + 50,)]
+    conn.close()
     assert len(got["core.usage"]) > 1500 and len(got["stage.duplicate_rows"]) > 20
     (result,) = results  # the whole file's accounting (records: a container line holds several, a blank line none)
     assert result.rows_in == result.rows_accepted + result.rows_quarantined > 3000
