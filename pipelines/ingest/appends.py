@@ -5,7 +5,11 @@ file's whole history (``bench/append_day.py``: a day appended to ten took 4.5x t
 name is the same file (device, inode, its first and last staged bytes unchanged: ``generations``), has grown by whole
 lines, and was staged by this version of staging, only the bytes after the staged size are read: copied once into a
 temporary file of our own, their lines numbered after the staged ones (``lines_before``), and published beside the
-file's rows, which stay (``stage._stage_appended``; ``sql/ingest/*`` read ``batch_files.appended``).
+file's rows, which stay (``stage._stage_appended``; ``sql/ingest/*`` read ``batch_files.appended``). A last line
+without its newline is read as a whole staging reads it (a half-written one is quarantined as malformed); the staged
+content then does not end in a newline, so the next run stages the file whole, as it did before, and reads it whole.
+Lines edited in place before the staged end, keeping the file's first and last staged 4 KB, are not seen: the same
+bytes identify a renamed or rotated file (``generations``), and logs are written by appending.
 
 The appended lines stage exactly as they would in a staging of the whole file, as long as no line depends on the lines
 before it. Those that may are found after the tail is read, and then the whole file is staged as before
@@ -33,7 +37,7 @@ COPY_BLOCK = 16 * 1024 * 1024  # bytes copied or counted at a time
 class Append:
     """The lines appended to ``log`` since ``entry`` staged it: ``part`` (the LogFile of the temporary copy of bytes
     ``[entry.size_bytes, end)``, read as the file), ``lines_before`` (the lines of the staged content: the first
-    appended line is line ``lines_before + 1``), ``end`` (the file's size as staged now: up to its last newline),
+    appended line is line ``lines_before + 1``), ``end`` (the file's size as staged now),
     ``tail_sha`` (sha256 of the ``HEAD_BYTES`` before ``end``, the manifest's ``tail_sha``), ``lines`` (the lines
     up to ``end``: the manifest's ``lines_staged``, so the next append need not count them)."""
 
@@ -49,8 +53,8 @@ def appended_part(log: LogFile, entry: generations.Entry | None, folder: Path) -
     """The ``Append`` of ``log``, its copy written into ``folder``, or None when it is to be staged whole: not a plain
     local JSON-lines file (gzip, UTF-16, another format, an object store's copy, unreadable), no entry under its name,
     staged by an older version of staging or with other ``source.yaml`` defaults, staged content under
-    ``MIN_STAGED_BYTES`` or not ending in a newline, another file now (device, inode, first or last staged bytes), or
-    no whole line appended. Raises nothing: an ``OSError`` gives None (the whole staging reports it)."""
+    ``MIN_STAGED_BYTES`` or not ending in a newline, or another file now (device, inode, first or last staged bytes).
+    Raises nothing: an ``OSError`` gives None (the whole staging reports it)."""
     if (entry is None or log.error or not log.local or log.is_gzip or not log.is_jsonl or entry.read_error
             or entry.head_sha is None or entry.tail_sha is None or entry.device is None
             or entry.staged_version < generations.STAGED_ROWS_VERSION or entry.defaults_sha != log.defaults_sha
@@ -68,10 +72,8 @@ def appended_part(log: LogFile, entry: generations.Entry | None, folder: Path) -
                     or generations.head_sha(staged_tail) != entry.tail_sha or not staged_tail.endswith(b"\n")):
                 return None
             part = folder / "appended.jsonl"
-            copied = _copy_whole_lines(handle.fileno(), entry.size_bytes, status.st_size, part)
-            if copied is None:
-                return None
-            end, lines_appended = copied
+            lines_appended = _copy(handle.fileno(), entry.size_bytes, status.st_size, part)
+            end = status.st_size
             lines_before = entry.lines_staged if entry.lines_staged is not None else \
                 _count_newlines(handle.fileno(), entry.size_bytes)
             tail = os.pread(handle.fileno(), HEAD_BYTES, end - HEAD_BYTES)
@@ -83,26 +85,20 @@ def appended_part(log: LogFile, entry: generations.Entry | None, folder: Path) -
     return Append(log, copy, lines_before, end, generations.head_sha(tail), lines_before + lines_appended)
 
 
-def _copy_whole_lines(fd: int, start: int, size: int, target: Path) -> tuple[int, int] | None:
-    """Copy the bytes ``[start, end)`` of the open file ``fd`` into ``target``, ``end`` just past the last newline
-    below ``size`` (a last line still being written is left for the next run); returns ``end`` and the newlines
-    copied, None when no whole line was appended."""
-    end = start
+def _copy(fd: int, start: int, size: int, target: Path) -> int:
+    """Copy the bytes ``[start, size)`` of the open file ``fd`` into ``target``; returns the newlines copied. Raises
+    ``OSError`` when the file ends before ``size`` (truncated meanwhile: then it is staged whole)."""
     newlines = 0
     with open(target, "wb") as out:
         at = start
         while at < size:
             block = os.pread(fd, min(COPY_BLOCK, size - at), at)
             if not block:
-                break
-            cut = block.rfind(b"\n")
+                raise OSError(f"the file ended at byte {at} of {size} while it was copied")
             out.write(block)
-            if cut >= 0:
-                end = at + cut + 1
-                newlines += block.count(b"\n")
+            newlines += block.count(b"\n")
             at += len(block)
-        out.truncate(end - start)
-    return (end, newlines) if end > start else None
+    return newlines
 
 
 def _count_newlines(fd: int, size: int) -> int:

@@ -176,7 +176,11 @@ def _stage_appended(conn: duckdb.DuckDBPyConnection, log: LogFile, entry: genera
     None when the file is to be staged whole (not such a file, or its new lines may depend on earlier ones)."""
     if log.relative in plan.retire or log.relative in plan.takes_over or not plan.heads.get(log.relative):
         return None
-    with tempfile.TemporaryDirectory(prefix="cachemeter-append-") as folder:
+    try:
+        scratch = tempfile.TemporaryDirectory(prefix="cachemeter-append-")
+    except OSError:  # no temporary folder: the whole staging says why (it needs one too)
+        return None
+    with scratch as folder:
         append = appends.appended_part(log, entry, Path(folder))
         if append is None:
             return None

@@ -126,20 +126,19 @@ def test_appended_lines_stage_alone_and_as_the_whole_file_stages_them(tmp_path, 
     assert result.rows_in == result.rows_accepted + result.rows_quarantined > 3000
 
 
-def test_a_last_line_still_being_written_is_left_for_the_next_run(tmp_path, parts_taken):
+def test_a_last_line_still_being_written_is_read_as_a_whole_staging_reads_it(tmp_path, parts_taken):
+    # quarantined as malformed while half written (a break test: it was left out until the next run, and the manifest
+    # kept a size short of the file); the staged content then ends mid-line, so the next run stages the file whole
     lines = lines_of(5, 800)
     logs, log, db = staged_log(tmp_path, lines[:500])
     half = len(lines[700]) // 2
     append(log, "\n".join(lines[500:700]) + "\n" + lines[700][:half])
     stage(db, logs)
-    conn = warehouse.connect(db)
-    lines_staged = conn.execute("select max(source_line) from (select source_line from core.usage union all "
-                                "select source_line from core.quarantine)").fetchall()[0][0]
-    conn.close()
-    assert lines_staged == max(n for n, text in enumerate(lines[:700], 1) if text)  # the half line: not read yet
+    got = assert_as_staged_whole(tmp_path, db, logs, "half")
+    assert any(row.startswith("('app.jsonl', 701, None, 'malformed JSON") for row in got["core.quarantine"])
     append(log, lines[700][half:] + "\n" + "\n".join(lines[701:]) + "\n")
     stage(db, logs)
-    assert parts_taken == [("app.jsonl", 500), ("app.jsonl", 700)]
+    assert parts_taken == [("app.jsonl", 500)]  # then whole: the staged content ended mid-line
     assert_as_staged_whole(tmp_path, db, logs, "end")
 
 
