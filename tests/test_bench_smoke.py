@@ -258,7 +258,9 @@ def test_append_day_times_the_run_after_a_day_is_appended_to_a_file_of_many(tmp_
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["days"] == 3 and result["ratio_wall"] > 0
-    assert all(wall > 0 and cpu > 0 for side in ("this", "against") for wall, cpu in result[side].values())
+    assert all(wall > 0 and cpu > 0 for side in ("this", "against")
+               for wall, cpu in (result[side][run] for run in ("first_run", "after_append", "day_alone")))
+    assert result["this"]["append_to_alone"] > 0  # the appended night against the last day alone
     # the appended day is in the file, once: its run staged every line of the three days
     from tests.conftest import query
     assert query(tmp_path / "work" / "this" / "w.duckdb", "select count(*) from core.usage") == [(300,)]
