@@ -49,12 +49,14 @@ class Append:
     lines: int
 
 
-def appended_part(log: LogFile, entry: generations.Entry | None, folder: Path) -> Append | None:
+def appended_part(log: LogFile, entry: generations.Entry | None, folder: Path, last_line: int = 0) -> Append | None:
     """The ``Append`` of ``log``, its copy written into ``folder``, or None when it is to be staged whole: not a plain
     local JSON-lines file (gzip, UTF-16, another format, an object store's copy, unreadable), no entry under its name,
     staged by an older version of staging or with other ``source.yaml`` defaults, staged content under
-    ``MIN_STAGED_BYTES`` or not ending in a newline, or another file now (device, inode, first or last staged bytes).
-    Raises nothing: an ``OSError`` gives None (the whole staging reports it)."""
+    ``MIN_STAGED_BYTES`` or not ending in a newline, another file now (device, inode, first or last staged bytes), or
+    ``last_line`` (the last line of the file the warehouse holds a row of) past the staged content's lines: a whole
+    read of a file written meanwhile reads past the size it found, which the manifest records, and those lines would
+    be staged again (a break test). Raises nothing: an ``OSError`` gives None (the whole staging reports it)."""
     if (entry is None or log.error or not log.local or log.is_gzip or not log.is_jsonl or entry.read_error
             or entry.head_sha is None or entry.tail_sha is None or entry.device is None
             or entry.staged_version < generations.STAGED_ROWS_VERSION or entry.defaults_sha != log.defaults_sha
@@ -76,6 +78,8 @@ def appended_part(log: LogFile, entry: generations.Entry | None, folder: Path) -
             end = status.st_size
             lines_before = entry.lines_staged if entry.lines_staged is not None else \
                 _count_newlines(handle.fileno(), entry.size_bytes)
+            if last_line > lines_before:
+                return None
             tail = os.pread(handle.fileno(), HEAD_BYTES, end - HEAD_BYTES)
     except OSError:
         return None

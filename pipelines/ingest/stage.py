@@ -180,8 +180,12 @@ def _stage_appended(conn: duckdb.DuckDBPyConnection, log: LogFile, entry: genera
         scratch = tempfile.TemporaryDirectory(prefix="cachemeter-append-")
     except OSError:  # no temporary folder: the whole staging says why (it needs one too)
         return None
+    last_line = conn.execute(  # the file's last line with a row: past the staged size when read as it was written
+        "select max(n) from (select max(source_line) as n from core.usage where source_file = $name union all "
+        "select max(source_line) from core.quarantine where source_file = $name union all "
+        "select max(source_line) from stage.duplicate_rows where source_file = $name)", {"name": log.relative}).fetchall()
     with scratch as folder:
-        append = appends.appended_part(log, entry, Path(folder))
+        append = appends.appended_part(log, entry, Path(folder), last_line[0][0] or 0)
         if append is None:
             return None
         if starting:
@@ -546,6 +550,10 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
     heads = [None if s.error else _head(s.log, plan.heads) for s in segments]
     tails = [append.tail_sha] if append is not None else [None if head is None else _tail_sha(s.log)
                                                           for s, head in zip(segments, heads)]
+    read = _lane_extent(segments[0]) if len(segments) == 1 and append is None else None
+    if read is not None:  # the bytes the lane read, past the size found: what the manifest records of it
+        logs = [replace(logs[0], size_bytes=read[0], mtime_ns=read[1])]
+        segments[0].log, tails = logs[0], [read[2]]
     if check_found:  # head and tail were read by name: they are the found file's, or the batch is read again
         for segment, head in zip(segments, heads):
             if how := _replaced_since_found(segment, head):
@@ -581,6 +589,23 @@ def _stage_segments(conn: duckdb.DuckDBPyConnection, logs: list[LogFile], segmen
         "select source_file, rows_in, rows_accepted, rows_quarantined from stage.files where source_file in "
         "(select unnest($names))", {"names": names}).fetchall()}
     return [FileResult(s.log.relative, *counts[s.log.relative], error=s.error, note=s.note) for s in segments]
+
+
+def _lane_extent(segment: _Segment) -> tuple[int, int, str] | None:
+    """(size, mtime_ns, tail_sha) of the bytes the fast lane read of a plain file found here, when it read past the
+    size the file was found with (it was written meanwhile: DuckDB and the count read to its end), else None. The
+    manifest records what was read, so the next run's appended part starts after it (``appends``; without this a log
+    written while it was staged had its new lines staged twice, then was read whole every night). The mtime is the
+    file's now when that is its size still, else the one found (then the next run sees it grew)."""
+    read = segment.lane_read
+    if read is None or segment.error or read.size == segment.log.size_bytes:
+        return None
+    try:
+        status = os.stat(segment.log.path)
+    except OSError:
+        return None
+    same = _same_identity(status, read.device, read.inode) and status.st_size == read.size
+    return read.size, stored_mtime_ns(status) if same else segment.log.mtime_ns, generations.head_sha(read.tail)
 
 
 def _depends_on_earlier_lines(conn: duckdb.DuckDBPyConnection) -> bool:
