@@ -32,8 +32,10 @@ old_bad as (  -- not the copies quarantined as duplicates: the duplicate rule de
     select source_file, source_line, source_item, reason from core.quarantine
     where source_file in (select source_file from old_files) and source_line > 0 and duplicate_request_id is null
 ),
-staged_again as (  -- the files that held rows or quarantined lines before (a new file's days are pending anyway)
+staged_again as (  -- the files that held rows or quarantined lines before (a new file's days are pending anyway),
+    -- and the files whose appended lines the batch staged (their new quarantined lines are placed among their rows)
     select distinct source_file from old_rows union select distinct source_file from old_bad
+    union select source_file from batch_files where appended
 ),
 changed_bad as (  -- quarantined lines of those files present on one side only, and which side
     select 'old' as side, * from (
@@ -53,6 +55,10 @@ accepted_lines as (  -- of the files with such lines only, each side's: a line i
     union all
     select 'new' as side, source_file, source_line, utc_day(ts) as day from staged_items
     where reason is null and source_file in (select source_file from changed_bad)
+    union all  -- an appended part's file keeps its rows: they place its new lines too
+    select 'new' as side, source_file, source_line, day from core.usage
+    where source_file in (select source_file from batch_files where appended)
+      and source_file in (select source_file from changed_bad)
 ),
 bad_days as (
     select coalesce(before.day, after.day) as day
@@ -66,6 +72,8 @@ all_days as (
     select day from old_days
     union
     select utc_day(ts) as day from staged_items where reason is null
+    union  -- (an appended part's new quarantined line may sit on a day of the file's rows that stay)
+    select day from bad_days where day is not null
 )
 select distinct day, now() as staged_at, false as dependent
 from all_days

@@ -189,8 +189,22 @@ def test_only_the_days_of_the_appended_lines_are_pending(tmp_path, parts_taken):
     conn = warehouse.connect(db)
     assert [d.isoformat() for (d,) in conn.execute("select day from stage.pending_days order by 1").fetchall()] == ["2026-10-03"]
     assert conn.execute("select max(source_line) from core.usage").fetchall() == [(140,)]
+    # a bad line appended alone: data_quality counts it on the day of the accepted line before it, a row that stays
+    # (a break test: no day was pending, so the finding never reached the marts)
+    conn.execute("delete from stage.pending_days")
     conn.close()
-    assert parts_taken == [("app.jsonl", 100)]
+    append(log, day(4, 1)[0] + "\n" + '{"ts": "2026-10-05T10:00:00Z", "provid\n')
+    stage(db, logs)
+    conn = warehouse.connect(db)
+    assert [d.isoformat() for (d,) in conn.execute("select day from stage.pending_days order by 1").fetchall()] == ["2026-10-04"]
+    conn.execute("delete from stage.pending_days")
+    conn.close()
+    append(log, '{"ts": "2026-10-05T10:00:00Z", "provid\n')
+    stage(db, logs)
+    conn = warehouse.connect(db)
+    assert [d.isoformat() for (d,) in conn.execute("select day from stage.pending_days order by 1").fetchall()] == ["2026-10-04"]
+    conn.close()
+    assert parts_taken == [("app.jsonl", 100), ("app.jsonl", 140), ("app.jsonl", 142)]
 
 
 def test_a_small_file_is_staged_whole(tmp_path):
