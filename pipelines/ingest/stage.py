@@ -174,8 +174,9 @@ def _stage_appended(conn: duckdb.DuckDBPyConnection, log: LogFile, entry: genera
                     starting: Callable[[], None] | None = None) -> FileResult | None:
     """Stage only the lines appended to ``log`` since ``entry`` staged it, beside its staged rows (``appends``);
     None when the file is to be staged whole (not such a file, or its new lines may depend on earlier ones)."""
-    if log.relative in plan.retire or log.relative in plan.takes_over or not plan.heads.get(log.relative):
-        return None
+    if (not appends.may_append(log, entry) or log.relative in plan.retire or log.relative in plan.takes_over
+            or not plan.heads.get(log.relative)):
+        return None  # (before a temporary folder or a query: most files staged are new or small)
     try:
         scratch = tempfile.TemporaryDirectory(prefix="cachemeter-append-")
     except OSError:  # no temporary folder: the whole staging says why (it needs one too)

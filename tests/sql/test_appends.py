@@ -254,9 +254,12 @@ def test_the_result_says_which_files_had_only_their_appended_lines_read(tmp_path
         "app.jsonl": (False, True), "other.jsonl": (False, True)}
 
 
-def test_lines_a_whole_read_took_past_the_size_it_recorded_are_not_staged_twice(tmp_path, parts_taken, monkeypatch):
+@pytest.mark.parametrize("reader", ["fast lane", "general reader"])
+def test_lines_a_whole_read_took_past_the_size_it_found_are_not_staged_twice(tmp_path, parts_taken, monkeypatch, reader):
     # a log written while it is staged whole: the readers read to its end, past the size found (which the manifest
-    # recorded); the next run's appended part started at that size, so it held lines staged already (a break test)
+    # recorded); the next run's appended part started at that size, so it held lines staged already (a break test).
+    # The manifest now records the bytes the lane read, so the next part starts after them; where it cannot say (the
+    # general reader: here, the lane failing on the file), the rows past the staged lines send the file to a whole read
     lines = [line for line in lines_of(12, 900) if line]  # no blank line: the fast lane reads the file
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -268,37 +271,13 @@ def test_lines_a_whole_read_took_past_the_size_it_recorded_are_not_staged_twice(
         out = planned(*args, **kwargs)
         append(log, "\n".join(lines[300:500]) + "\n")  # after the file was found, before it is read
         return out
-    monkeypatch.setattr(ingest.generations, "plan", plan_then_write)
-    db = tmp_path / "w.duckdb"
-    stage(db, logs)
-    monkeypatch.setattr(ingest.generations, "plan", planned)
+    with monkeypatch.context() as patch:
+        patch.setattr(ingest.generations, "plan", plan_then_write)
+        if reader == "general reader":
+            patch.setattr(ingest, "_fast_lane", lambda *args, **kwargs: None)
+        db = tmp_path / "w.duckdb"
+        stage(db, logs)
     append(log, "\n".join(lines[500:]) + "\n")
     stage(db, logs)
-    # the manifest records the bytes the lane read, so the next run's part starts after them
-    assert parts_taken == [("app.jsonl", 500)]
-    assert_as_staged_whole(tmp_path, db, logs, "end")
-
-
-def test_a_part_that_would_hold_lines_staged_already_stages_the_whole_file(tmp_path, parts_taken, monkeypatch):
-    # the same race where the manifest cannot say what was read (the general reader: here, the lane failing on the
-    # file): the rows reaching past the staged size's lines are found and the whole file staged
-    lines = lines_of(13, 900)
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    log = logs / "app.jsonl"
-    log.write_text("\n".join(lines[:300]) + "\n", encoding="utf-8")
-    planned = ingest.generations.plan
-
-    def plan_then_write(*args, **kwargs):
-        out = planned(*args, **kwargs)
-        append(log, "\n".join(lines[300:500]) + "\n")
-        return out
-    monkeypatch.setattr(ingest.generations, "plan", plan_then_write)
-    monkeypatch.setattr(ingest, "_fast_lane", lambda *args, **kwargs: None)
-    db = tmp_path / "w.duckdb"
-    stage(db, logs)
-    monkeypatch.undo()
-    monkeypatch.setattr(appends, "MIN_STAGED_BYTES", 0)
-    append(log, "\n".join(lines[500:]) + "\n")
-    stage(db, logs)
+    assert parts_taken == ([("app.jsonl", 500)] if reader == "fast lane" else [])
     assert_as_staged_whole(tmp_path, db, logs, "end")
