@@ -695,18 +695,34 @@ def _normalise(conn: duckdb.DuckDBPyConnection, chunks: list[pa.Table], params: 
     _normalise_within_memory(conn, chunk, params)
 
 
-def _normalise_within_memory(conn: duckdb.DuckDBPyConnection, chunk: pa.Table, params: dict) -> None:
+def _normalise_within_memory(conn: duckdb.DuckDBPyConnection, chunk: pa.Table, params: dict,
+                             probed: bool = False) -> None:
     """``_normalise_chunk``; a chunk whose statements pass DuckDB's memory limit is normalised in halves, and a record
     that passes it alone is quarantined naming its size and the limit: one 50 MB line failed the whole run, every
     other file of it unstaged (a break test). Each try starts over: the stages write temporary tables only, and
-    file_rows only in the last statement."""
+    file_rows only in the last statement.
+
+    Before halving, the chunk's shortest record is normalised alone: when even it passes the limit, the limit is too
+    low for any record, and the ``duckdb.OutOfMemoryException`` is raised at once (the run stops naming the setting,
+    ``runner``). Halving would have tried about two statements per record before quarantining every record as too
+    large: a run at a 30MB limit spent 56 s on the 540 lines of one demo day before failing, and a day of millions of
+    lines would take hours."""
     try:
         _normalise_chunk(conn, chunk, params)
     except duckdb.OutOfMemoryException:
         if chunk.num_rows > 1:
+            if not probed:
+                shortest = int(np.argmin(pc.binary_length(chunk["line"]).to_numpy(zero_copy_only=False)))
+                _normalise_chunk(conn, chunk.slice(shortest, 1), params)  # raises when the limit fits no record
+                rest = np.ones(chunk.num_rows, bool)
+                rest[shortest] = False
+                chunk = chunk.filter(pa.array(rest))
             half = chunk.num_rows // 2
-            _normalise_within_memory(conn, chunk.slice(0, half), params)
-            _normalise_within_memory(conn, chunk.slice(half), params)
+            if half == 0:  # (the probe was the chunk's other record)
+                _normalise_within_memory(conn, chunk, params, probed=True)
+                return
+            _normalise_within_memory(conn, chunk.slice(0, half), params, probed=True)
+            _normalise_within_memory(conn, chunk.slice(half), params, probed=True)
             return
         size = pc.binary_length(chunk["line"])[0].as_py() / 2**20
         reason = (f"record of {size:,.1f} MB: normalising it needs more memory than DuckDB's memory limit allows "

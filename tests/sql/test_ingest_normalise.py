@@ -542,6 +542,26 @@ def test_a_record_too_large_for_the_memory_limit_is_quarantined_and_the_rest_sta
     assert "xxxx" not in excerpt  # the excerpt names the reason, never the record's text
 
 
+def test_a_limit_no_record_fits_stops_at_once_instead_of_halving_down_to_every_record(tmp_path, monkeypatch):
+    # measured: at a 30MB limit the 540 lines of a demo day took 56 s of halving (about two failed statements per
+    # line) before the run stopped; a day of millions of lines would have taken hours
+    import shutil
+
+    import duckdb
+
+    (tmp_path / "logs").mkdir()
+    shutil.copy(REPO / "fixtures" / "demo_logs" / "usage-2026-11-18.jsonl.gz", tmp_path / "logs")
+    monkeypatch.setenv("CACHEMETER_MEMORY_LIMIT", "30MB")
+    tries = []
+    normalise_chunk = ingest._normalise_chunk
+    monkeypatch.setattr(ingest, "_normalise_chunk", lambda conn, chunk, params: (tries.append(chunk.num_rows),
+                                                                                 normalise_chunk(conn, chunk, params)))
+    conn = warehouse.connect(tmp_path / "w.duckdb", memory_limit="30MB")
+    with pytest.raises(duckdb.OutOfMemoryException):
+        ingest.stage_logs(conn, tmp_path / "logs")
+    assert tries == [540, 1]  # the chunk of the lines the lane defers, then its shortest record alone
+
+
 def test_a_json_array_file_reads_each_record_as_a_jsonl_file_does(tmp_path):
     # break tests: of a key given twice a .json array kept the last value (Python's parser, then json.dumps) and a
     # .jsonl line the first (DuckDB's), so the same record counted 100 or 999,999 input tokens by its file's name;
