@@ -247,7 +247,7 @@ def sql(
             raise ValueError("the query holds no statement: give one SELECT" if not given else
                              f"the query holds {given} statements: give one (each answers on its own `cachemeter sql`)")
         with warehouse.time_limit(conn, timeout):
-            cursor = conn.execute(query)
+            cursor = _months_kept(conn, query, conn.execute(query))
             columns = [d[0] for d in cursor.description or []]
             # a table is for reading: its first TABLE_ROWS rows (2M rows took minutes of rendering, a break test)
             rows = cursor.fetchmany(TABLE_ROWS + 1) if output is OutputFormat.table else cursor.fetchall()
@@ -434,7 +434,8 @@ def _plain(value) -> str:
 
 def _interval(value: timedelta) -> str:
     """An INTERVAL as DuckDB writes it (``3 days``, ``1 day 02:00:03.5``, ``-01:30:00``), not Python's ``3 days,
-    0:00:00`` or ``-1 day, 22:30:00``. DuckDB's Python client hands a month over as 30 days, so months print as days."""
+    0:00:00`` or ``-1 day, 22:30:00``. DuckDB's Python client hands a month over as 30 days: a column of INTERVALs is printed as DuckDB's own text
+    (``_months_kept``), and only an interval inside a list or struct prints its months as days."""
     sign, value = ("-", -value) if value < timedelta(0) else ("", value)
     days, seconds = value.days, value.seconds
     clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
@@ -444,6 +445,28 @@ def _interval(value: timedelta) -> str:
         return sign + clock
     said = f"{sign}{days} day{'s' if days != 1 else ''}"
     return said if not seconds and not value.microseconds else f"{said} {sign}{clock}"
+
+
+def _months_kept(conn: duckdb.DuckDBPyConnection, query: str, cursor: duckdb.DuckDBPyConnection):
+    """``cursor`` (the answer to ``query``), or, when a column of it is an INTERVAL, the same answer with those columns
+    as DuckDB's own text (``1 month``, ``1 year 2 months``): DuckDB's Python client hands an interval over as a
+    ``timedelta``, a month as 30 days, so ``interval 14 month`` printed as ``420 days`` (``_interval`` still writes an
+    interval inside a list or struct). A statement that cannot be read as a subquery keeps its first answer."""
+    types = [str(d[1]) for d in cursor.description or []]
+    if "INTERVAL" not in types:
+        return cursor
+    picks = ", ".join(f"#{i}::varchar as {_quoted(d[0])}" if kind == "INTERVAL" else f"#{i} as {_quoted(d[0])}"
+                      for i, (d, kind) in enumerate(zip(cursor.description, types), start=1))
+    try:  # (a relation: the query's own text, its trailing semicolon and comments too, is not pasted into another)
+        answer = conn.sql(query)
+        return answer.project(picks) if answer is not None else conn.execute(query)
+    except duckdb.Error:
+        return conn.execute(query)
+
+
+def _quoted(name: str) -> str:
+    """``name`` as a quoted SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _json_value(value):
