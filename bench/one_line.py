@@ -1,4 +1,4 @@
-"""Benchmark the fixed cost of a run: ``python bench/one_line.py [--repeat R] [--against CHECKOUT]``, one JSON line.
+"""Benchmark the fixed cost of a run: ``python bench/one_line.py [--repeat R] [--against CHECKOUT] [--files N]``, one JSON line.
 
 Measures, alternating ``R`` times so that machine noise hits every figure alike (medians and every round):
 
@@ -16,7 +16,8 @@ Measures, alternating ``R`` times so that machine noise hits every figure alike 
 Each figure is wall seconds and CPU seconds (user + system of the child process): on this shared
 machine the wall time follows the load, the CPU time much less. With ``--against CHECKOUT`` the run and
 rerun of another checkout (its ``.venv/bin/python -m pipelines.cli``, e.g. ``/work/main``) are measured
-too, in the same rounds, and the line gives the ratios. Not part of the test run.
+too, in the same rounds, and the line gives the ratios. With ``--files N`` the log is N one-request files (a gateway
+writing a file per request): what a run and a rerun cost per file staged and listed. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -83,15 +84,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="rounds (medians reported)")
     parser.add_argument("--against", type=Path, help="another checkout to measure in the same rounds (its .venv)")
+    parser.add_argument("--files", type=int, default=1,
+                        help="the log as this many one-request files (the fixture's first line, each with its own id: a "
+                             "gateway writing a file per request); the run and rerun figures are then those of the folder")
     args = parser.parse_args()
     checkouts = {"": REPO} | ({"against_": args.against.resolve()} if args.against else {})
     with tempfile.TemporaryDirectory(prefix="cachemeter-one-line-") as tmp:
         work = Path(tmp)
         (work / "logs").mkdir()
         with FIXTURE.open() as handle:
-            (work / "logs" / FIXTURE.name).write_text(handle.readline())
+            first = handle.readline()
+        if args.files <= 1:
+            (work / "logs" / FIXTURE.name).write_text(first)
+        else:
+            record = json.loads(first)
+            for number in range(args.files):
+                record["response"]["id"] = f"msg-{number}"
+                (work / "logs" / f"request-{number:06d}.jsonl").write_text(json.dumps(record) + "\n")
         rounds = [one_round(checkouts, work) for _ in range(max(args.repeat, 1))]
-    line: dict = {"rounds": len(rounds)}
+    line: dict = {"rounds": len(rounds), "files": max(args.files, 1)}
     for key in rounds[0]:
         line[f"{key}_wall_s"] = round(statistics.median(r[key][0] for r in rounds), 2)
         line[f"{key}_cpu_s"] = round(statistics.median(r[key][1] for r in rounds), 2)
