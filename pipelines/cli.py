@@ -32,12 +32,12 @@ from pathlib import Path
 
 import duckdb
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from pipelines.lib import collector, lake, options, progress, warehouse
+from pipelines.lib.terminal import Console, one_line, visible
 
 app = typer.Typer(help="Cost metering and billing analytics for LLM prompt caching.", no_args_is_help=True,
                   add_completion=False, rich_markup_mode="markdown")
@@ -199,7 +199,7 @@ def progress_listener(bar: Progress, task) -> progress.Listener:
         else:
             shown["label"], shown["doing"] = label, ""
             bar.update(task, description=STEPS.get(step, step), completed=done, total=total)
-        bar.update(task, label=escape(" · ".join(part for part in (shown["label"], shown["doing"]) if part)))
+        bar.update(task, label=escape(one_line(" · ".join(part for part in (shown["label"], shown["doing"]) if part))))
     return listener
 
 
@@ -294,7 +294,7 @@ def sql(
         print(json.dumps([dict(zip(keys, (_json_value(v) for v in row))) for row in rows], default=_plain, indent=1,
                          allow_nan=False))
     else:
-        table = Table(*[escape(c) for c in columns])
+        table = Table(*[escape(visible(c)) for c in columns])
         for row in rows[:TABLE_ROWS]:
             table.add_row(*[_cell(v) for v in row])
         if len(rows) > TABLE_ROWS:
@@ -375,7 +375,7 @@ def doctor(db: str = typer.Option(warehouse.DEFAULT_DB, "--db", envvar="CACHEMET
     table = Table("check", "status", "detail / fix", title="cachemeter doctor")
     for result in results:
         colour = {"ok": "green", "warn": "yellow", "fail": "red"}[result.status]
-        table.add_row(result.name, f"[{colour}]{result.status}[/{colour}]", escape(lake.redacted(result.detail)))
+        table.add_row(result.name, f"[{colour}]{result.status}[/{colour}]", escape(visible(result.detail)))
     console.print(table)
     if any(r.status == "fail" for r in results):
         raise typer.Exit(1)
@@ -411,8 +411,9 @@ _register_fetch()
 
 
 def _cell(value) -> str:
-    """A value as a table cell shows it: its text, not rich markup ("[/b]" in a value is printed, not parsed)."""
-    return "" if value is None else escape(_plain(value))
+    """A value as a table cell shows it: its text, not rich markup ("[/b]" in a value is printed, not parsed), its
+    control characters as escapes (``terminal.visible``)."""
+    return "" if value is None else escape(visible(_plain(value)))
 
 
 def _plain(value) -> str:
@@ -558,9 +559,9 @@ def _print_summary(db: str, result, started: datetime) -> None:
     count, rows_in, accepted, quarantined = every_file
     if files:
         table = Table("file", "rows in", "accepted", "quarantined",
-                      title="Files read by this run (rows in = accepted + quarantined)")
+                      title="Files read (rows in = accepted + quarantined)")
         for name, file_rows_in, file_accepted, file_quarantined in files[:SUMMARY_FILES]:
-            table.add_row(escape(name), f"{file_rows_in:,}", f"{file_accepted:,}",
+            table.add_row(escape(visible(name)), f"{file_rows_in:,}", f"{file_accepted:,}",
                           f"[red]{file_quarantined:,}[/red]" if file_quarantined else "0")
         if len(files) > SUMMARY_FILES:
             left = files[SUMMARY_FILES:]
@@ -575,7 +576,7 @@ def _print_summary(db: str, result, started: datetime) -> None:
     if rejected:
         table = Table("file", "line", "why it was quarantined", title="Quarantined records (nothing is lost: see core.quarantine)")
         for name, line, reason, _ in rejected:
-            table.add_row(escape(name), str(line), escape(reason if len(reason) <= 110 else reason[:107] + "..."))
+            table.add_row(escape(visible(name)), str(line), escape(visible(reason if len(reason) <= 110 else reason[:107] + "...")))
         console.print(table)
         if rejected[0][3] > len(rejected):
             console.print(f"... and {rejected[0][3] - len(rejected):,} more: {command} sql "
@@ -602,7 +603,7 @@ def _print_summary(db: str, result, started: datetime) -> None:
                       f"{':' if alerts else ''}[/bold]")
         for status, severity, message in alerts:
             colour = "dim" if status == "resolved" else "red" if severity == "critical" else "yellow"
-            console.print(f"  [{colour}]{status} {severity}[/{colour}]: {escape(message)}", soft_wrap=True)
+            console.print(f"  [{colour}]{status} {severity}[/{colour}]: {escape(one_line(message))}", soft_wrap=True)
     if result.first_day is None and days:
         console.print("[dim]No new or changed logs or prices since the last run: no day was rebuilt "
                       "(--all-days rebuilds every day).[/dim]")

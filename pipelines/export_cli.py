@@ -15,11 +15,11 @@ from pathlib import Path
 import duckdb
 import pyarrow.compute as pc
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from pipelines.lib import focus as focus_export
 from pipelines.lib import warehouse
+from pipelines.lib.terminal import Console
 
 app = typer.Typer(help="Export the warehouse in standard formats.", no_args_is_help=True,
                   add_completion=False, rich_markup_mode="markdown")

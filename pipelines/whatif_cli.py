@@ -17,10 +17,10 @@ from enum import Enum
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from pipelines.lib.terminal import Console, visible
 from pipelines.lib.whatif import kv_memory, prefill, routing, routing_inputs, ttft_estimate
 
 app = typer.Typer(help="What-if analysis: routing by prefix, KV-cache size, time to first token.", no_args_is_help=True,
@@ -242,7 +242,7 @@ def ttft_command(
     for f in families[:top]:
         per_hit = f["prefill_seconds_saved_per_hit"]
         saved = f["measured_median_ttft_saved_ms"]
-        table.add_row(escape(f["prefix_family"]), escape(f["model"] or ""), escape(f["app"]), f"{f['requests']:,}", f"{f['unmeasured_hit_requests']:,}",
+        table.add_row(escape(visible(f["prefix_family"])), escape(visible(f["model"] or "")), escape(visible(f["app"])), f"{f['requests']:,}", f"{f['unmeasured_hit_requests']:,}",
                       f"{f['unmeasured_cache_read_tokens']:,}", f"{f['prefill_seconds_saved']:,.3f}",
                       "" if per_hit is None else f"{per_hit:.4f}", f"{f['measured_requests']:,}",
                       "" if saved is None else f"{saved:,.1f}")

@@ -793,3 +793,37 @@ def test_a_nightly_runs_summary_shows_what_it_read_and_rebuilt_not_the_whole_his
     out = done.stdout
     assert "No new or changed log files." in out and "usage-" not in out
     assert re.findall(r"│ (2026-\d\d-\d\d) ", out) == [f"2026-11-{n:02d}" for n in range(4, 11)]  # the latest week
+
+
+def test_no_command_prints_a_catalog_password_or_a_control_sequence_from_the_logs(tmp_path):
+    # break tests: DuckDB's error quotes the --db target whole, so sql, report, export focus and whatif printed a
+    # PostgreSQL catalog's password (run and doctor redacted theirs); a model name holding ESC ] 0 ; ... BEL and
+    # ESC [ 2 J retitled and cleared the terminal from the run summary and from sql's table
+    target = "ducklake:postgres:host=127.0.0.1 port=1 dbname=cm user=cm password=hunter2"
+    for command in (["sql", "select 1"], ["report"], ["export", "focus"], ["whatif", "routing"], ["whatif", "ttft"],
+                    ["doctor"]):
+        done = cachemeter(*command, "--db", target, cwd=tmp_path)
+        assert done.returncode != 0 and "hunter2" not in done.stdout + done.stderr, (command, done.stderr)
+        assert "unexpected" not in done.stderr, (command, done.stderr)
+    done = cachemeter("sql", "select 1", "--db", "postgresql://u:hunter2@127.0.0.1:1/db", cwd=tmp_path)
+    assert "hunter2" not in done.stderr and "u:***@" in done.stderr, done.stderr  # a URI taken for a path
+
+    model = "gpt-\x1b]0;PWNED\x07\x1b[2J\x1b[31mred"
+    write_jsonl(tmp_path / "logs" / "a.jsonl", [
+        {"ts": f"2026-11-18T12:00:0{i}Z", "provider": "openai", "model": model, "app": "a\nb\u202ec", "request_id": f"r{i}",
+         "response": {"id": "x", "object": "chat.completion", "model": model,
+                      "usage": {"prompt_tokens": 2000, "completion_tokens": 10}}} for i in range(5)]
+        + [{"ts": "2026-11-19T03:00:00Z", "provider": "openai", "model": "gpt-4.1", "request_id": "late",  # (a complete day)
+            "response": {"id": "y", "object": "chat.completion", "model": "gpt-4.1",
+                         "usage": {"prompt_tokens": 10, "completion_tokens": 1}}}])
+    (tmp_path / "logs" / "x\x1b[2Jy.jsonl").write_text('{"bad\n')
+    db = tmp_path / "w.duckdb"
+    done = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(db), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "\u202e" not in done.stdout
+    assert "x\\x1b[2Jy.jsonl" in done.stdout and "gpt-\\x1b]0;PWNED\\x07\\x1b[2J\\x1b[31mred" in done.stdout
+    (incident,) = [line for line in done.stdout.splitlines() if "have no price" in line]  # one line, as it says
+    shown = cachemeter("sql", "select model, app from core.usage limit 1", "--db", str(db), cwd=tmp_path)
+    assert "\x1b" not in shown.stdout and "gpt-\\x1b]0;PWNED" in shown.stdout and "b\\u202ec" in shown.stdout
+    exact = cachemeter("sql", "select model from core.usage limit 1", "--format", "json", "--db", str(db), cwd=tmp_path)
+    assert json.loads(exact.stdout) == [{"model": model}]  # machine-readable output keeps the value as it is
