@@ -180,7 +180,7 @@ def _print_given_up_notices(db: str, since: datetime) -> None:
 
 
 # the longest report: 100 years of UTC days (counting back further than the calendar goes overflowed the date)
-REPORT_MAX_DAYS = 36_500
+REPORT_MAX_DAYS = options.UNIT_BOUNDS["days"][1]  # (100 years)
 STEPS = {"ingest": "Reading logs", "build": "Building UTC days", "publish": "Publishing"}
 
 

@@ -26,14 +26,21 @@ from typing import Callable, Mapping, MutableMapping
 # the spellings a boolean setting takes (YAML 1.1's, which a cachemeter.yaml writer may use, and 1/0)
 TRUE = frozenset({"1", "true", "yes", "y", "on"})
 FALSE = frozenset({"0", "false", "no", "n", "off"})
-# the range a number in each unit takes (inclusive; None: unbounded), unless its option says otherwise: a setting out
-# of it was accepted and failed deep in a run ("Out of Range Error: Invalid RANGE PRECEDING value" for baseline_days
-# -3) or did nothing (a min_drop of 5 on a hit rate, a share of 0..1)
+# the range a number in each unit takes (inclusive), unless its option says otherwise: a setting out of it was
+# accepted and failed deep in a run ("Out of Range Error: Invalid RANGE PRECEDING value" for baseline_days -3) or did
+# nothing (a min_drop of 5 on a hit rate, a share of 0..1). The upper ends are far beyond any use and below what the
+# statements and clocks hold: report_days 1,000,000 stopped every run at "date value out of range", alert_baseline_days
+# 3,000,000,000 at a cast to INT32, complete_lag_hours 10^20 at "Python int too large to convert to C int" and
+# webhook_timeout_seconds 10^20 at "timestamp out of range for platform time_t" (break tests).
+YEARS_100_DAYS = 36_500
+INT32_MAX = 2**31 - 1
 UNIT_BOUNDS: dict[str, tuple[float | None, float | None]] = {
-    "share": (0, 1), "days": (1, None), "requests": (0, None), "records": (0, None), "rows": (0, None),
-    "attempts": (1, None), "retries": (0, None), "hours": (0, None), "seconds": (0, None), "USD": (0, None),
-    "standard errors": (0, None), "processes": (1, None), "hour (UTC)": (0, 23),
+    "share": (0, 1), "days": (1, YEARS_100_DAYS), "requests": (0, INT32_MAX), "records": (0, INT32_MAX),
+    "rows": (0, INT32_MAX), "attempts": (1, 1000), "retries": (0, 1000), "hours": (0, 24 * YEARS_100_DAYS),
+    "seconds": (0, 10**9), "USD": (0, 10**12), "standard errors": (0, 1000), "processes": (1, 1024),
+    "hour (UTC)": (0, 23),
 }
+SHARE_ABOVE_ONE = (0, 1000)  # a share of a reported amount that may exceed it (a bill 10x the list price is 9.0)
 
 
 def _is_date(text: str) -> bool:
@@ -56,6 +63,11 @@ def _is_positive_size(text: str) -> bool:
     """A size DuckDB takes: a number above 0 and its unit (DuckDB refuses a number without one)."""
     found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(b|bytes|kb|mb|gb|tb|kib|mib|gib|tib)\s*", text, re.IGNORECASE)
     return found is not None and float(found.group(1)) > 0
+
+
+def _number(bound: float) -> str:
+    """A range's end as a person reads it: ``36,500``, ``2,147,483,647``, ``0.1`` (not ``2.14748e+09``)."""
+    return f"{int(bound):,}" if bound == int(bound) else f"{bound:g}"
 
 
 @dataclass(frozen=True)
@@ -91,11 +103,13 @@ class Option:
         unit's ``UNIT_BOUNDS``) or is not one of its ``choices``.
         """
         value = self._typed(raw)
-        low, high = self.bounds or UNIT_BOUNDS.get(self.unit, (None, None))
+        unit_low, unit_high = UNIT_BOUNDS.get(self.unit, (None, None))
+        low, high = self.bounds or (None, None)  # a side an option leaves open is its unit's
+        low, high = unit_low if low is None else low, unit_high if high is None else high
         if isinstance(value, (int, float)) and not isinstance(value, bool) and (
                 value != value or (low is not None and value < low) or (high is not None and value > high)):
-            span = (f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}") if low is not None \
-                else f"at most {high:g}"
+            span = (f"from {_number(low)} to {_number(high)}" if high is not None else f"at least {_number(low)}") \
+                if low is not None else f"at most {_number(high)}"
             raise ValueError(f"setting {self.where}: {raw!r} is out of range ({self.unit}: {span})")
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"setting {self.where}: {raw!r} is not one of {', '.join(self.choices)}")
@@ -169,18 +183,18 @@ FILE_OPTIONS: tuple[Option, ...] = (
     Option("unpriced_min_requests", 1, "requests", "unpriced requests of one model on a day before it alerts",
            "alerts.unpriced_usage.min_requests"),
     Option("mismatch_share", 0.01, "share", "reported (billed) and computed cost differ by more than this share of the reported",
-           "alerts.cost_mismatch.share", bounds=(0, None)),
+           "alerts.cost_mismatch.share", bounds=SHARE_ABOVE_ONE),
     Option("mismatch_min_usd", 0.01, "USD", "... and by more than this on the day (provider, model)",
            "alerts.cost_mismatch.min_usd"),
     Option("mismatch_critical_share", 0.10, "share", "a critical alert from this share on", "alerts.cost_mismatch.critical_share",
-           bounds=(0, None)),
+           bounds=SHARE_ABOVE_ONE),
     Option("price_share", 0.05, "share",
            "billed and list cost differ by at least this share of the billed on the day (provider, model), however few USD",
-           "alerts.price_mismatch.share", bounds=(0, None)),
+           "alerts.price_mismatch.share", bounds=SHARE_ABOVE_ONE),
     Option("price_min_rows", 2, "rows", "... and on at least this many billed rows, each by this share in the same direction",
            "alerts.price_mismatch.min_rows"),
     Option("price_critical_share", 0.20, "share", "a critical alert from this share on", "alerts.price_mismatch.critical_share",
-           bounds=(0, None)),
+           bounds=SHARE_ABOVE_ONE),
     Option("quality_max_quarantine_share", 0.01, "share",
            "quarantined / records of the day (a quarantined line counts on the day of the accepted line before it in its file)",
            "alerts.data_quality.max_quarantine_share"),
@@ -245,8 +259,9 @@ ENV_OPTIONS: tuple[Option, ...] = (
     Option("openai_api_base", "https://api.openai.com/v1", "URL", "base URL of the OpenAI organisation API (a proxy, or a test server)"),
     Option("anthropic_api_base", "https://api.anthropic.com/v1", "URL", "base URL of the Anthropic Admin API (a proxy, or a test server)"),
     Option("usage_api_cron", "0 2 * * *", "cron (UTC)", "when usage_api_schedule fetches yesterday from the usage APIs "
-           "(before the nightly staging; on only when a key is set)"),
-    Option("usage_api_bucket_width", "1d", "1d / 1h", "bucket width of the fetched usage pages (the cost report is always 1d)"),
+           "(before the nightly staging; on only when a key is set)", check=_is_cron),
+    Option("usage_api_bucket_width", "1d", "1d / 1h", "bucket width of the fetched usage pages (the cost report is always 1d)",
+           choices=("1d", "1h")),
     Option("usage_api_retries", 5, "retries", "a page answered 429 or 5xx (or not at all) is asked again this many times, "
            "waiting Retry-After or an exponential backoff"),
     Option("usage_api_backoff_seconds", 1.0, "seconds", "first backoff between retries (doubled each time, at most 60 s)"),

@@ -79,7 +79,7 @@ def test_a_setting_out_of_its_units_range_is_refused_naming_it():
     # a break test: alerts.baseline_days -3 was accepted and failed deep in the run ("Out of Range Error: Invalid
     # RANGE PRECEDING value"); a min_drop of 5 on a hit rate (a share, 0..1) was accepted and never fired
     with pytest.raises(ValueError, match=r"alerts.baseline_days / CACHEMETER_ALERT_BASELINE_DAYS: -3 is out of "
-                                         r"range \(days: at least 1\)"):
+                                         r"range \(days: from 1 to 36,500\)"):
         options.values({"alerts": {"baseline_days": -3}}, environ={})
     with pytest.raises(ValueError, match=r"alerts.hit_rate_drop.min_drop .*: 5 is out of range \(share: from 0 to 1\)"):
         options.values({"alerts": {"hit_rate_drop": {"min_drop": 5}}}, environ={})
@@ -93,8 +93,27 @@ def test_a_setting_out_of_its_units_range_is_refused_naming_it():
     # budget of 0 posted nothing and the runs stayed green
     for name in ("webhook_timeout_seconds", "webhook_time_budget_seconds", "usage_api_timeout_seconds"):
         variable = f"CACHEMETER_{name.upper()}"
-        with pytest.raises(ValueError, match=rf"{variable}: '0' is out of range \(seconds: at least 0.1\)"):
+        with pytest.raises(ValueError, match=rf"{variable}: '0' is out of range \(seconds: from 0.1 to 1,000,000,000\)"):
             options.env_value(name, {variable: "0"})
+    # break tests: no upper end, so huge values were taken and failed part-way through a run, naming no setting:
+    # report_days 1,000,000 ("date value out of range"), alert_baseline_days 3e9 (a cast to INT32), complete_lag_hours
+    # 1e20 ("Python int too large to convert to C int"), webhook_timeout_seconds 1e20 ("timestamp out of range")
+    for variable, value, said in (("CACHEMETER_REPORT_DAYS", "1000000", r"days: from 1 to 36,500"),
+                                  ("CACHEMETER_ALERT_BASELINE_DAYS", "3000000000", r"days: from 1 to 36,500"),
+                                  ("CACHEMETER_ROI_WINDOW_DAYS", "99999999999999999999", r"days: from 1 to 36,500"),
+                                  ("CACHEMETER_COMPLETE_LAG_HOURS", "99999999999999999999", r"hours: from 0 to 876,000"),
+                                  ("CACHEMETER_WEBHOOK_TIMEOUT_SECONDS", "99999999999999999999", r"seconds: from 0.1 to 1,000,000,000"),
+                                  ("CACHEMETER_ALERT_MIN_REQUESTS", "9223372036854775807", r"requests: from 0 to 2,147,483,647"),
+                                  ("CACHEMETER_MISMATCH_SHARE", "inf", r"share: from 0 to 1,000")):
+        with pytest.raises(ValueError, match=rf"{variable}: '{value}' is out of range \({said}\)"):
+            options.check_environment({variable: value})  # (the variables of environment-only settings)
+            options.values({}, environ={variable: value})
+    assert options.values({}, environ={"CACHEMETER_MISMATCH_SHARE": "9"})["mismatch_share"] == 9  # a bill 10x the list
+    # a bad usage-API schedule or bucket width stopped every run (the schedule's definition) with "an unexpected error"
+    with pytest.raises(ValueError, match=r"CACHEMETER_USAGE_API_CRON: '0 2 \* \*' is not a value in cron"):
+        options.check_environment({"CACHEMETER_USAGE_API_CRON": "0 2 * *"})
+    with pytest.raises(ValueError, match=r"CACHEMETER_USAGE_API_BUCKET_WIDTH: '2h' is not one of 1d, 1h"):
+        options.check_environment({"CACHEMETER_USAGE_API_BUCKET_WIDTH": "2h"})
     with pytest.raises(ValueError, match=r"webhook.format / CACHEMETER_WEBHOOK_FORMAT: 'telegram' is not one of "
                                          r"generic, slack, pagerduty, alertmanager"):
         options.values({"webhook": {"format": "telegram"}}, environ={})
