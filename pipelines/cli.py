@@ -36,6 +36,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from pipelines.db_option import db_option
 from pipelines.lib import collector, lake, options, progress, warehouse
 from pipelines.lib.terminal import Console, one_line, visible
 
@@ -65,9 +66,9 @@ def run(
     logs: str = typer.Option(None, "--logs", envvar="CACHEMETER_LOGS", show_default=False,
                              help="Folder of usage logs (searched recursively), or a bucket prefix: s3://bucket/prefix, "
                              "gs://..., abfs://... (credentials from the provider's standard chain). Default: the bundled demo logs."),
-    db: str = typer.Option(warehouse.DEFAULT_DB, "--db", envvar="CACHEMETER_DB",
-                            help="DuckDB warehouse file (created if missing), or a DuckLake "
-                            "catalog: `ducklake:<file>.ducklake`, `ducklake:sqlite:<file>` or `ducklake:postgres:<conninfo>`."),
+    db: str = db_option(warehouse.DEFAULT_DB,
+                        help="DuckDB warehouse file (created if missing), or a DuckLake "
+                        "catalog: `ducklake:<file>.ducklake`, `ducklake:sqlite:<file>` or `ducklake:postgres:<conninfo>`."),
     data_path: str = typer.Option(None, "--data-path", envvar="CACHEMETER_DATA_PATH", show_default=False,
                                   help="Folder or s3://bucket/prefix of a DuckLake's Parquet files (needed when the "
                                   "catalog is created; default `<catalog file>.files`)."),
@@ -206,8 +207,7 @@ def progress_listener(bar: Progress, task) -> progress.Listener:
 @app.command()
 def sql(
     query: str = typer.Argument(..., help="A SELECT (or other read-only) statement in DuckDB SQL."),
-    db: str = typer.Option(warehouse.DEFAULT_DB, "--db", envvar="CACHEMETER_DB",
-                            help="DuckDB warehouse file or DuckLake target (`ducklake:<catalog>`)."),
+    db: str = db_option(warehouse.DEFAULT_DB, help="DuckDB warehouse file or DuckLake target (`ducklake:<catalog>`)."),
     output: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, csv or json."),
     live: bool = typer.Option(False, "--live", help="Read the warehouse file itself, not its snapshot "
                               "(fails while a run holds the file)."),
@@ -318,8 +318,7 @@ def sql(
 
 @app.command()
 def report(
-    db: str = typer.Option(warehouse.DEFAULT_DB, "--db", envvar="CACHEMETER_DB",
-                            help="DuckDB warehouse file (its snapshot is read)."),
+    db: str = db_option(warehouse.DEFAULT_DB, help="DuckDB warehouse file (its snapshot is read)."),
     days: int = typer.Option(options.BY_NAME["report_days"].default, "--days", min=1, max=REPORT_MAX_DAYS,
                              envvar="CACHEMETER_REPORT_DAYS",
                              help="How many UTC days of data to show (counting back from the last)."),
@@ -363,8 +362,7 @@ def report(
 
 
 @app.command()
-def doctor(db: str = typer.Option(warehouse.DEFAULT_DB, "--db", envvar="CACHEMETER_DB",
-                                   help="DuckDB warehouse file to check.")) -> None:
+def doctor(db: str = db_option(warehouse.DEFAULT_DB, help="DuckDB warehouse file to check.")) -> None:
     """Check the install, the price catalogue, the warehouse, DAGSTER_HOME and the webhook; say what to fix.
 
     Example: `cachemeter doctor --db warehouse/cachemeter.duckdb`

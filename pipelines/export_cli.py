@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import typer
 from rich.markup import escape
 
+from pipelines.db_option import db_option
 from pipelines.lib import focus as focus_export
 from pipelines.lib import warehouse
 from pipelines.lib.terminal import Console
@@ -32,8 +33,7 @@ def focus(
     out: Path = typer.Option(..., "--out", help="File to write: .parquet (typed) or .csv."),
     first: datetime = typer.Option(None, "--from", formats=["%Y-%m-%d"], help="First UTC day (YYYY-MM-DD). Default: the first."),
     last: datetime = typer.Option(None, "--to", formats=["%Y-%m-%d"], help="Last UTC day, included. Default: the last."),
-    db: str = typer.Option(warehouse.DEFAULT_DB, "--db", envvar="CACHEMETER_DB",
-                            help="DuckDB warehouse file (its snapshot is read)."),
+    db: str = db_option(warehouse.DEFAULT_DB, help="DuckDB warehouse file (its snapshot is read)."),
 ) -> None:
     """Write a FinOps FOCUS 1.2 cost and usage file: one row per UTC day, provider, model, tenant, app and token class.
 

@@ -20,6 +20,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from pipelines.db_option import db_option
 from pipelines.lib.terminal import Console, visible
 from pipelines.lib.whatif import kv_memory, prefill, routing, routing_inputs, ttft_estimate
 
@@ -53,7 +54,7 @@ def _fail(message: str) -> None:
 def routing_command(
     logs: Path = typer.Option(None, "--logs", help="Folder of block-hash traces (Mooncake format), or of any usage "
                               "logs (staged in memory; families from core.usage)."),
-    db: str = typer.Option(None, "--db", help="A cachemeter warehouse: replay its core.usage rows (its snapshot when present)."),
+    db: str = db_option(None, help="A cachemeter warehouse: replay its core.usage rows (its snapshot when present).", envvar=None),
     cards: int = typer.Option(..., "--cards", min=1, max=MAX_CARDS,
                               help="Number of cards (replicas), each with its own prefix cache."),
     policy: Policy = typer.Option(Policy.all, "--policy", help="round_robin, prefix_hash, prefix_hash_split_hot or all."),
@@ -199,7 +200,7 @@ def kv_command(
 
 @app.command("ttft")
 def ttft_command(
-    db: str = typer.Option(..., "--db", help="A cachemeter warehouse (its snapshot when present)."),
+    db: str = db_option(..., help="A cachemeter warehouse (its snapshot when present).", envvar=None),
     model_config: str = typer.Option(..., "--model-config", help="A shipped name "
                                      f"({', '.join(kv_memory.shipped_models())}) or a Hugging Face config.json "
                                      "with num_parameters."),

@@ -827,3 +827,13 @@ def test_no_command_prints_a_catalog_password_or_a_control_sequence_from_the_log
     assert "\x1b" not in shown.stdout and "gpt-\\x1b]0;PWNED" in shown.stdout and "b\\u202ec" in shown.stdout
     exact = cachemeter("sql", "select model from core.usage limit 1", "--format", "json", "--db", str(db), cwd=tmp_path)
     assert json.loads(exact.stdout) == [{"model": model}]  # machine-readable output keeps the value as it is
+
+
+def test_an_empty_db_is_refused_where_it_is_given_by_every_command(tmp_path):
+    # a break test: `--db "$WAREHOUSE"` with the variable unset ended report, sql and doctor in "ValueError:
+    # PosixPath('.') has an empty name ... an unexpected error"
+    for command in (["run"], ["sql", "select 1"], ["report"], ["doctor"], ["export", "focus", "--out", "x.csv"],
+                    ["whatif", "routing", "--cards", "2"], ["whatif", "ttft", "--model-config", "x"]):
+        done = cachemeter(*command, "--db", " ", cwd=tmp_path)
+        assert done.returncode == 2 and "Invalid value for '--db'" in done.stderr and "is empty" in done.stderr, command
+        assert "unexpected" not in done.stderr and not (tmp_path / "x.csv").exists(), command
