@@ -60,11 +60,8 @@ def prepare(conn: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     conn.execute("SET memory_limit = $limit", {"limit": configured_memory_limit()})
     conn.execute(NO_PROGRESS_BAR)
     sha = _definitions_sha()
-    try:
-        if conn.execute("select sha from stage.definitions_version").fetchall() == [(sha,)]:
-            return conn  # prepared with these very files: macros persist in the file, tables exist
-    except duckdb.CatalogException:
-        pass  # a new warehouse (or one from before the fingerprint)
+    if up_to_date(conn, sha):
+        return conn  # prepared with these very files: macros persist in the file, tables exist
     for text in _macro_statements():
         conn.execute(text)
     for text in statements_in("schema"):
@@ -108,6 +105,17 @@ def _macro_statements() -> list[str]:
 
 
 @cache
+def up_to_date(conn: duckdb.DuckDBPyConnection, sha: str | None = None) -> bool:
+    """Whether ``conn``'s warehouse was prepared with these very schema and macro files (``stage.definitions_version``
+    holds their ``_definitions_sha``): False for a new one, one of an older cachemeter or of a newer one. The next run
+    brings it up to date; until then a reader may refuse it (``report`` of an older one: "the warehouse lacks what
+    this command reads")."""
+    try:
+        return conn.execute("select sha from stage.definitions_version").fetchall() == [(sha or _definitions_sha(),)]
+    except duckdb.CatalogException:
+        return False  # a new warehouse (or one from before the fingerprint)
+
+
 def _definitions_sha() -> str:
     """sha256 of every macro (files and generated) and ``sql/schema`` file's text, in the order prepare runs them."""
     digest = hashlib.sha256()

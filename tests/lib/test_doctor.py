@@ -140,3 +140,22 @@ def test_a_dagster_home_that_is_no_folder_or_whose_configuration_does_not_parse_
                                                                            "Dagster keeps its runs in one")
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "new"))
     assert doctor._dagster_home().status == "warn" and "does not exist yet: a run creates it" in doctor._dagster_home().detail
+
+
+def test_a_warehouse_of_another_release_is_a_warning_that_names_the_run_that_upgrades_it(tmp_path):
+    # a break test: a warehouse built by an older commit was "ok" while report and whatif ttft refused it ("the
+    # warehouse lacks what this command reads")
+    import duckdb
+
+    from pipelines.lib import warehouse
+
+    db = tmp_path / "w.duckdb"
+    warehouse.connect(db).close()
+    assert doctor._warehouse(db).status == "ok"
+    with duckdb.connect(str(db)) as conn:  # as an older release left it: its schema files' fingerprint
+        conn.execute("update stage.definitions_version set sha = 'an older release'")
+    result = doctor._warehouse(db)
+    assert result.status == "warn" and "written by another version of cachemeter: the next `cachemeter run` brings " \
+                                       "it up to date" in result.detail
+    warehouse.connect(db).close()  # what a run does first
+    assert doctor._warehouse(db).status == "ok"
