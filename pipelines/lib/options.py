@@ -265,7 +265,7 @@ ENV_OPTIONS: tuple[Option, ...] = (
     Option("usage_api_retries", 5, "retries", "a page answered 429 or 5xx (or not at all) is asked again this many times, "
            "waiting Retry-After or an exponential backoff"),
     Option("usage_api_backoff_seconds", 1.0, "seconds", "first backoff between retries (doubled each time, at most 60 s)"),
-    Option("usage_api_timeout_seconds", 30.0, "seconds", "per request", bounds=(0.1, None)),
+    Option("usage_api_timeout_seconds", 30.0, "seconds", "per page asked: its whole answer", bounds=(0.1, None)),
 )
 
 OPTIONS: tuple[Option, ...] = FILE_OPTIONS + ENV_OPTIONS

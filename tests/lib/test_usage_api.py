@@ -426,3 +426,42 @@ def pages_day_today() -> date:
     from datetime import datetime, timezone
 
     return datetime.now(timezone.utc).date()
+
+
+def test_an_answer_that_trickles_in_fails_its_page_once_the_timeout_is_spent(tmp_path):
+    # a break test: requests' timeout bounds each read, so a server sending one byte every half second held a fetch
+    # for 54 s at CACHEMETER_USAGE_API_TIMEOUT_SECONDS=2 (and could hold the nightly fetch for ever)
+    body = json.dumps({"object": "page", "data": [], "has_more": False}).encode()
+    sent = []
+
+    class Trickle(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's naming)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                for byte in body:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    sent.append(byte)
+                    time.sleep(0.05)  # the whole body: about 2.5 s
+            except OSError:  # the client gave up
+                pass
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        options = client.RetryOptions(retries=0, backoff_seconds=0.1, timeout_seconds=0.5)
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1/page"
+        with pytest.raises(client.PageFailure, match=r"the answer took longer than 0.5 s to arrive whole "
+                                                     r"\(CACHEMETER_USAGE_API_TIMEOUT_SECONDS\)"):
+            client.get_json(client.session(options), url, [], {}, options)
+        assert len(sent) < len(body)  # it stopped before the server was done
+        whole = client.RetryOptions(retries=0, backoff_seconds=0.1, timeout_seconds=30)
+        assert client.get_json(client.session(whole), url, [], {}, whole)[1] == json.loads(body)  # the same answer, in time
+    finally:
+        server.shutdown()

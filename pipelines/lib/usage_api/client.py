@@ -12,6 +12,7 @@ The key is only ever a request header: it is not part of a URL, a file, a log li
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # imported where a page is fetched: every run loads this modu
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 BACKOFF_MAX_SECONDS = 60.0
+READ_BYTES = 65536  # at most this much of an answer's body per read
 
 
 class PageFailure(Exception):
@@ -28,7 +30,8 @@ class PageFailure(Exception):
 
 @dataclass(frozen=True)
 class RetryOptions:
-    """``retries`` after the first try, first ``backoff_seconds`` (doubled each time), per-request ``timeout_seconds``."""
+    """``retries`` after the first try, first ``backoff_seconds`` (doubled each time), ``timeout_seconds`` per try for
+    the whole answer to arrive."""
 
     retries: int = 5
     backoff_seconds: float = 1.0
@@ -64,13 +67,19 @@ def get_json(http: requests.Session, url: str, params: list[tuple[str, str]], he
     """
     import requests
 
+    import urllib3
+
     secrets = [v for k, v in headers.items() if k.lower() in ("authorization", "x-api-key")]
+    deadline = time.monotonic() + options.timeout_seconds
     try:
-        answer = http.get(url, params=params, headers=headers, timeout=options.timeout_seconds)
-    except requests.exceptions.RequestException as exc:
+        answer = http.get(url, params=params, headers=headers, timeout=options.timeout_seconds, stream=True)
+        body = _body_by(answer, deadline)
+    except TimeoutError:
+        raise PageFailure(f"the answer took longer than {options.timeout_seconds:g} s to arrive whole "
+                          "(CACHEMETER_USAGE_API_TIMEOUT_SECONDS)") from None
+    except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
         cause = exc.__class__.__name__
         raise PageFailure(scrub(f"no answer after {options.retries} retries ({cause})", secrets)) from None
-    body = answer.content
     if answer.status_code != 200:
         retried = f" after {options.retries} retries" if answer.status_code in RETRY_STATUSES else ""
         raise PageFailure(scrub(f"HTTP {answer.status_code}{retried}: {_api_error(body)}", secrets))
@@ -78,6 +87,20 @@ def get_json(http: requests.Session, url: str, params: list[tuple[str, str]], he
         return body, json.loads(body)
     except ValueError:
         raise PageFailure(scrub(f"HTTP 200 but the body is not JSON: {_excerpt(body)}", secrets)) from None
+
+
+def _body_by(answer: requests.Response, deadline: float) -> bytes:
+    """``answer``'s body (decoded), read as it arrives; raises ``TimeoutError`` once ``time.monotonic()`` passes
+    ``deadline``. requests' ``timeout`` bounds each read, not the answer: a server sending a byte every half second held
+    a fetch for 54 s at a 2 s timeout, and could hold the nightly fetch for ever (a break test). ``read1`` returns what
+    one read brings, so the deadline is checked as the bytes come (a stalled socket is the read timeout's)."""
+    chunks = []
+    with answer:
+        while chunk := answer.raw.read1(READ_BYTES, decode_content=True):
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise TimeoutError
+    return b"".join(chunks)
 
 
 def _api_error(body: bytes) -> str:
