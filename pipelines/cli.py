@@ -433,8 +433,9 @@ def _plain(value) -> str:
 
 def _interval(value: timedelta) -> str:
     """An INTERVAL as DuckDB writes it (``3 days``, ``1 day 02:00:03.5``, ``-01:30:00``), not Python's ``3 days,
-    0:00:00`` or ``-1 day, 22:30:00``. DuckDB's Python client hands a month over as 30 days: a column of INTERVALs is printed as DuckDB's own text
-    (``_months_kept``), and only an interval inside a list or struct prints its months as days."""
+    0:00:00`` or ``-1 day, 22:30:00``. DuckDB's Python client hands a month over as 30 days: a column of INTERVALs is
+    printed as DuckDB's own text (``_months_kept``), and only an interval inside a list or struct prints its months as
+    days."""
     sign, value = ("-", -value) if value < timedelta(0) else ("", value)
     days, seconds = value.days, value.seconds
     clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
@@ -529,7 +530,7 @@ def _print_summary(db: str, result, started: datetime) -> None:
     """The run's summary: the files staged by this run (``stage.files.staged_at`` at or after ``started``; at most
     ``SUMMARY_FILES``, and the counts of every file), its quarantined records, the days it rebuilt (the latest
     ``SUMMARY_DAYS``; the latest ``SUMMARY_QUIET_DAYS`` when it rebuilt none) with the total of every day, and the
-    open incidents with those resolved on the days shown_days. What is left out is counted and named by a query."""
+    open incidents with those resolved on the days shown. What is left out is counted and named by a query."""
     with warehouse.connect(warehouse.for_readers(db), read_only=True) as conn:
         params = {"started": started}
         files = conn.execute(
@@ -574,7 +575,8 @@ def _print_summary(db: str, result, started: datetime) -> None:
     if rejected:
         table = Table("file", "line", "why it was quarantined", title="Quarantined records (nothing is lost: see core.quarantine)")
         for name, line, reason, _ in rejected:
-            table.add_row(escape(visible(name)), str(line), escape(visible(reason if len(reason) <= 110 else reason[:107] + "...")))
+            shown_reason = reason if len(reason) <= 110 else reason[:107] + "..."
+            table.add_row(escape(visible(name)), str(line), escape(visible(shown_reason)))
         console.print(table)
         if rejected[0][3] > len(rejected):
             console.print(f"... and {rejected[0][3] - len(rejected):,} more: {command} sql "
@@ -590,9 +592,9 @@ def _print_summary(db: str, result, started: datetime) -> None:
                       _usd(savings), f"[yellow]{unpriced:,}[/yellow]" if unpriced else "0")
     if days:
         total = [sum((d[i] for d in days), Decimal(0)) for i in (4, 5, 6)]
-        table.add_row("total" if len(shown_days) == len(days) else f"all {len(days):,} days", f"{sum(d[1] for d in days):,}",
-                      f"{sum(d[2] for d in days):,}", "", *[_usd(t) for t in total], f"{sum(d[7] for d in days):,}",
-                      style="bold")
+        label = "total" if len(shown_days) == len(days) else f"all {len(days):,} days"
+        table.add_row(label, f"{sum(d[1] for d in days):,}", f"{sum(d[2] for d in days):,}", "",
+                      *[_usd(t) for t in total], f"{sum(d[7] for d in days):,}", style="bold")
     console.print(table)
     if alerts or earlier_resolved:
         open_count = sum(status == "open" for status, _, _ in alerts)
@@ -606,7 +608,8 @@ def _print_summary(db: str, result, started: datetime) -> None:
         console.print("[dim]No new or changed logs or prices since the last run: no day was rebuilt "
                       "(--all-days rebuilds every day).[/dim]")
     elif result.first_day is None:
-        console.print(f"[yellow]No usage rows were accepted: {quarantined:,} record(s) quarantined (reasons above), "
+        where = "reasons above" if rejected else "reasons in core.quarantine"
+        console.print(f"[yellow]No usage rows were accepted: {quarantined:,} record(s) quarantined ({where}), "
                       "0 accepted.[/yellow]" if quarantined else "[yellow]No log records were found.[/yellow]")
     # --db quoted for the shell: a path with a space or a glob character broke the command when pasted (a break test)
     shown = lake.redacted(str(db))  # a password in a PostgreSQL conninfo is not printed
