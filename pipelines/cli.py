@@ -545,7 +545,7 @@ def _print_summary(db: str, result, started: datetime) -> None:
         rejected = conn.execute("select source_file, source_line, reason, count(*) over () from core.quarantine "
                                 "where source_file in (select source_file from stage.files where staged_at >= $started) "
                                 "order by source_file, source_line limit 12", params).fetchall()
-        rebuilt = [d for d in days if result.first_day is not None and result.first_day <= d[0] <= result.last_day]
+        rebuilt = [d for d in days if result.rebuilt(d[0])]
         shown_days = rebuilt[-SUMMARY_DAYS:] if result.first_day is not None else days[-SUMMARY_QUIET_DAYS:]
         since = shown_days[0][0] if shown_days else None
         alerts = conn.execute("select status, severity, message from marts.cache_incidents "
@@ -609,8 +609,8 @@ def _print_summary(db: str, result, started: datetime) -> None:
                       "(--all-days rebuilds every day).[/dim]")
     elif result.first_day is None:
         where = "reasons above" if rejected else "reasons in core.quarantine"
-        console.print(f"[yellow]No usage rows were accepted: {quarantined:,} record(s) quarantined ({where}), "
-                      "0 accepted.[/yellow]" if quarantined else "[yellow]No log records were found.[/yellow]")
+        console.print(f"[yellow]No usage rows were accepted: the {quarantined:,} record(s) staged so far were all "
+                      f"quarantined ({where}).[/yellow]" if quarantined else "[yellow]No log records were found.[/yellow]")
     # --db quoted for the shell: a path with a space or a glob character broke the command when pasted (a break test)
     shown = lake.redacted(str(db))  # a password in a PostgreSQL conninfo is not printed
     console.print(escape(f"Warehouse: {shown}   report: {warehouse.report_path(db)}   try: {command} sql "

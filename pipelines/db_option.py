@@ -1,4 +1,5 @@
-"""The ``--db`` option of the commands, declared once: a blank value is refused where it is given.
+"""The ``--db`` option of the commands, declared once: a blank value, or one with blanks around it, is refused where it
+is given.
 
 ``--db "$WAREHOUSE"`` in a cron line with the variable unset passes ``--db ""``: ``report``, ``sql`` and ``doctor``
 ended in "ValueError: PosixPath('.') has an empty name ... an unexpected error" and ``whatif`` in that line alone
@@ -18,8 +19,12 @@ def db_option(default, help: str, envvar: str | None = ENV):  # noqa: A002 (type
 
 
 def _not_blank(value: str | None) -> str | None:
-    """``value``; raises ``typer.BadParameter`` (a usage error, exit code 2) when it is blank."""
+    """``value``; raises ``typer.BadParameter`` (a usage error, exit code 2) when it is blank, or begins or ends with a
+    blank (``--db ' /data/w.duckdb'`` built a whole warehouse under a folder named " " in the working directory, a
+    break test)."""
     if value is not None and not str(value).strip():
         raise typer.BadParameter('is empty: give the warehouse file or DuckLake target (was a variable in --db "$X" '
                                  "left unset?)")
+    if value is not None and str(value) != str(value).strip():
+        raise typer.BadParameter(f"{str(value)!r} begins or ends with a blank: give the path without it")
     return value

@@ -57,6 +57,12 @@ class RunResult:
     first_day: date | None
     last_day: date | None
     retried_steps: int = 0  # steps run again after a DuckLake write conflict (parallel builds; pipelines/parallel_days.py)
+    ranges: tuple[tuple[date, date], ...] = ()  # the (first, last) UTC day of each range rebuilt, in order
+
+    def rebuilt(self, day: date) -> bool:
+        """Whether ``day`` was rebuilt: inside one of ``ranges`` (a late day and today are two ranges, not the days
+        between them)."""
+        return any(first <= day <= last for first, last in self.ranges)
 
 
 def configure(logs: Path | str | None, db: Path | str, prices: Path | None, follow_symlinks: bool = False,
@@ -167,7 +173,7 @@ def _run_pipeline(instance: dg.DagsterInstance | None, all_days: bool, wait_seco
                 undelivered = exc.cause
             done += (last - first).days + 1
         progress.report("build", total, total, f"{ranges[0][0]} .. {ranges[-1][1]}")
-        result = RunResult(ranges[0][0], ranges[-1][1], retried)
+        result = RunResult(ranges[0][0], ranges[-1][1], retried, tuple((first, last) for first, last, _, _ in ranges))
         if undelivered is not None:
             failed = NoticesNotDeliveredError(f"days {ranges[0][0]} .. {ranges[-1][1]}", undelivered)
             failed.result = result  # every day is built and published: the CLI prints the summary before the error

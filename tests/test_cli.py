@@ -794,6 +794,17 @@ def test_a_nightly_runs_summary_shows_what_it_read_and_rebuilt_not_the_whole_his
     assert "No new or changed log files." in out and "usage-" not in out
     assert re.findall(r"│ (2026-\d\d-\d\d) ", out) == [f"2026-11-{n:02d}" for n in range(4, 11)]  # the latest week
 
+    # a late file for a day a month before the others (no staged day's baseline reads it) and the next night's file:
+    # two ranges rebuilt, not every day between them (a break test: the summary listed the days between, and hid the
+    # late day under "... 32 earlier")
+    write_jsonl(tmp_path / "logs" / "late.jsonl", [{**first, "ts": "2026-09-01T10:00:00Z",
+                                                    "response": {**first["response"], "id": "msg-late"}}])
+    day_file(42)
+    done = cachemeter("run", "--logs", str(tmp_path / "logs"), "--db", str(db), cwd=tmp_path)
+    shown_days = re.findall(r"│ (2026-\d\d-\d\d) ", done.stdout)
+    assert shown_days[0] == "2026-09-01" and shown_days[-1] == "2026-11-11" and len(shown_days) <= 3, shown_days
+    assert "earlier" not in done.stdout and "all 43 days" in done.stdout
+
 
 def test_no_command_prints_a_catalog_password_or_a_control_sequence_from_the_logs(tmp_path):
     # break tests: DuckDB's error quotes the --db target whole, so sql, report, export focus and whatif printed a
@@ -837,3 +848,6 @@ def test_an_empty_db_is_refused_where_it_is_given_by_every_command(tmp_path):
         done = cachemeter(*command, "--db", " ", cwd=tmp_path)
         assert done.returncode == 2 and "Invalid value for '--db'" in done.stderr and "is empty" in done.stderr, command
         assert "unexpected" not in done.stderr and not (tmp_path / "x.csv").exists(), command
+    # a blank around a path made a warehouse under a folder named " " (a break test)
+    done = cachemeter("run", "--db", f" {tmp_path / 'w.duckdb'}", cwd=tmp_path)
+    assert done.returncode == 2 and "begins or ends with a blank" in done.stderr and not (tmp_path / " ").exists()

@@ -89,8 +89,10 @@ def postgres_database(target: str | os.PathLike) -> str:
 def redacted(target: str) -> str:
     """``target`` with a password in it (``password=...`` or a URI's ``user:password@``) shown as ``***``: printed in
     run summaries, errors and doctor's table otherwise (a break test)."""
-    # (a value ends at a blank or a double quote: DuckDB's errors quote the connection string, "...password=x"Unable)
-    text = re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s\"]+)", r"\1***", str(target), flags=re.IGNORECASE)
+    # a value: quoted as libpq quotes it, else a quote left open (a typo: to the end), else up to the next blank; what
+    # follows it unspaced goes too (DuckDB's errors quote the string, "...password=x"Unable: stopping at the quote
+    # printed a password holding one, a break test)
+    text = re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|'.*|\S+)", r"\1***", str(target), flags=re.IGNORECASE)
     # (a URI given where a path was expected is printed as a path, its "//" made one "/")
     return re.sub(r"(://?[^/:@\s]*:)[^@/\s]*@", r"\1***@", text)
 
