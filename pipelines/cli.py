@@ -274,12 +274,12 @@ def sql(
         err_console.print(f"[red]error:[/red] {escape(said)}")
         raise typer.Exit(1) from exc
     except duckdb.Error as exc:
-        said = str(exc)
+        said = _one_line(str(exc))
         if as_of and isinstance(exc, duckdb.CatalogException):  # "schema marts does not exist" at --as-of 0 (a break test)
             said = (f"--as-of {as_of}: {said.strip().splitlines()[0]} That snapshot may be older than the run that "
                     "built the table (a first run commits the lake over many snapshots; `select snapshot_id, "
                     "snapshot_time, changes from ducklake_snapshots('lake')` lists them)")
-        err_console.print(f"[red]error:[/red] {escape(said)}", soft_wrap=bool(as_of))
+        err_console.print(f"[red]error:[/red] {escape(said)}", soft_wrap=True)
         raise typer.Exit(1) from exc
     if output is OutputFormat.csv:
         writer = csv.writer(sys.stdout)
@@ -445,6 +445,13 @@ def _interval(value: timedelta) -> str:
         return sign + clock
     said = f"{sign}{days} day{'s' if days != 1 else ''}"
     return said if not seconds and not value.microseconds else f"{said} {sign}{clock}"
+
+
+def _one_line(error: str) -> str:
+    """DuckDB's error as one line: its lines joined, without the query excerpt and caret under it (``LINE 1: ...``,
+    ``^``). ``select * from nope`` printed four lines, the README's promise is one (a new user's check)."""
+    lines = [line.strip() for line in error.strip().splitlines()]
+    return " ".join(line for line in lines if line and not line.startswith("LINE ") and set(line) != {"^"})
 
 
 def _months_kept(conn: duckdb.DuckDBPyConnection, query: str, cursor: duckdb.DuckDBPyConnection):

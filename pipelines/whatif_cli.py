@@ -2,7 +2,7 @@
 
 Examples::
 
-    cachemeter whatif routing --logs ../shared/data/mooncake_fast25 --cards 4 --policy all
+    cachemeter whatif routing --logs mooncake-demo/logs --cards 4 --policy all
     cachemeter whatif routing --db warehouse/mine.duckdb --cards 8 --policy prefix_hash --format json
     cachemeter whatif routing --logs traces/ --cards 4 --policy round_robin --cache-gb 8 --model-config llama-3.1-70b
     cachemeter whatif kv --model-config llama-3.1-70b --tokens 1200 --cache-gb 8
@@ -72,7 +72,10 @@ def routing_command(
     Round robin sends request i to card i mod n; prefix hashing sends a family (the first two block ids
     of a trace, else the prefix family) to one card; splitting the hot family alternates it over two.
 
-    Example: `cachemeter whatif routing --logs ../shared/data/mooncake_fast25 --cards 4 --policy all --format json`
+    With `--db`, every day of the warehouse is one stream (`marts.whatif_routing` replays each day alone).
+
+    Example: `cachemeter whatif routing --logs mooncake-demo/logs --cards 4 --policy all --format json` (one trace per
+    folder: two traces' block ids would collide; the README's Mooncake demo prepares this folder)
     """
     if (logs is None) == (db is None):
         _fail("give exactly one of --logs DIR and --db PATH")

@@ -851,3 +851,14 @@ def test_an_empty_db_is_refused_where_it_is_given_by_every_command(tmp_path):
     # a blank around a path made a warehouse under a folder named " " (a break test)
     done = cachemeter("run", "--db", f" {tmp_path / 'w.duckdb'}", cwd=tmp_path)
     assert done.returncode == 2 and "begins or ends with a blank" in done.stderr and not (tmp_path / " ").exists()
+
+
+def test_a_query_duckdb_refuses_is_one_line_without_its_caret(tmp_path):
+    # a new user's check: "select * from nope" printed four lines (the error, its suggestion, the query excerpt and a
+    # caret under it) where the README promises one
+    db = empty_warehouse(tmp_path)
+    for query_text, said in (("select * from marts.daily_saving", 'does not exist! Did you mean "daily_savings"?'),
+                             ("select * form marts.daily_savings", "Parser Error: syntax error at or near")):
+        done = cachemeter("sql", query_text, "--db", str(db), cwd=tmp_path)
+        assert done.returncode == 1 and said in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "LINE 1" not in done.stderr, done.stderr
