@@ -64,12 +64,19 @@ def cache_alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                                           "kept_series": counts["kept_series"]})
 
 
-@dg.asset(key=["marts", "alert_deliveries"], deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],
-          kinds={"duckdb"}, pool="duckdb", **table_spec(["marts", "alert_deliveries"]),
-          # a webhook that is down for a moment: the pass runs again (only notices not yet delivered are posted)
-          retry_policy=dg.RetryPolicy(max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL))
-def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
-                     settings: CachemeterSettings) -> dg.MaterializeResult:
+# a webhook that is down for a moment: the pass runs again 10 then 20 s later (only notices not yet delivered are posted)
+DELIVERY_RETRY = dg.RetryPolicy(max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL)
+
+
+def build_alert_deliveries(retry_policy: dg.RetryPolicy = DELIVERY_RETRY) -> dg.AssetsDefinition:
+    """The delivery asset with ``retry_policy`` (the tests give it one without the seconds of delay)."""
+    return dg.asset(key=["marts", "alert_deliveries"], deps=[dg.AssetKey(["publish", "warehouse_snapshot"])],
+                    kinds={"duckdb"}, pool="duckdb", **table_spec(["marts", "alert_deliveries"]),
+                    retry_policy=retry_policy)(_deliver)
+
+
+def _deliver(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
+             settings: CachemeterSettings) -> dg.MaterializeResult:
     """Post each incident notice due once (opened, resolved, retracted; ``lib/webhook.py``); fails (and is
     retried by its ``RetryPolicy``) while any notice failed or was dead-lettered in this pass.
 
@@ -104,3 +111,6 @@ def alert_deliveries(context: dg.AssetExecutionContext, duckdb: DuckDBResource,
                          f"{report.dead_letter} given up as dead_letter; last error: {report.last_error})",
                          metadata=counts)
     return dg.MaterializeResult(metadata={**counts, "webhook": "configured", "format": options.format})
+
+
+alert_deliveries = build_alert_deliveries()
