@@ -183,7 +183,7 @@ def test_the_delivery_asset_posts_once_retries_through_its_policy_and_keeps_the_
         warehouse_with_alerts, tmp_path, monkeypatch):
     from dagster_duckdb import DuckDBResource
 
-    from pipelines.defs.alerts.assets import DELIVERY_RETRY, build_alert_deliveries
+    from pipelines.defs.alerts.assets import alert_deliveries
     from pipelines.defs.settings import CachemeterSettings
 
     db = copy_of(warehouse_with_alerts, tmp_path)
@@ -365,7 +365,7 @@ def test_notices_held_back_by_the_time_budget_are_said_and_posted_by_the_next_pa
     # accepted then, posted nothing, night after night)
     from dagster_duckdb import DuckDBResource
 
-    from pipelines.defs.alerts.assets import DELIVERY_RETRY, build_alert_deliveries
+    from pipelines.defs.alerts.assets import alert_deliveries
     from pipelines.defs.settings import CachemeterSettings
     from pipelines.lib import progress
 
