@@ -5,8 +5,8 @@
 -- (a break test: the README promises only the days new or changed records touch).
 -- A quarantined line that changed (a partial last line now whole, say) marks the day data_quality places it on (the
 -- nearest accepted line before it in its file, before or after the batch, else after it), or every day of the
--- batch's files when no accepted line places it. The days of copies whose kept/duplicate status the batch changes
--- are marked after the duplicate rule (pending_days__insert_duplicate_copies.sql).
+-- batch's files when no accepted line places it. Ids whose kept copy the batch may change (touched_ids) mark their
+-- rows' days.
 -- (A day pending only as another day's dependent is marked again, as changed itself, so its own dependents follow.)
 insert into stage.pending_days by name
 with
@@ -16,18 +16,11 @@ old_files as (  -- an appended part's file keeps its rows: only its new lines' d
 old_rows as materialized (  -- read once: core.usage is the warehouse's largest table, and this is read five times
     select * from core.usage where source_file in (select source_file from old_files)
 ),
-old_copies as (  -- the files' accepted copies before the batch: kept (old_rows) and quarantined as duplicates, as
-    -- the batch's rows hold every accepted copy before the duplicate rule (a file holding a repeated id, staged again
-    -- whole, differed on the repeat's day every time)
-    select * from old_rows
-    union all by name
-    select * from stage.duplicate_rows where source_file in (select source_file from old_files)
-),
 old_days as (
-    select distinct day from old_copies
+    select distinct day from old_rows
 ),
 digests as (  -- only the days that held rows before: a new file's days are pending whatever they hold
-    select 'old' as side, day, count(*) as n, sum(usage_row_digest(o)) as digest from old_copies o group by day
+    select 'old' as side, day, count(*) as n, sum(usage_row_digest(o)) as digest from old_rows o group by day
     union all
     select 'new' as side, day, count(*) as n, sum(usage_row_digest(b)) as digest
     from batch_usage_rows b where day in (select day from old_days) group by day
@@ -86,5 +79,7 @@ select distinct day, now() as staged_at, false as dependent
 from all_days
 where (day not in (select day from same_days)
        or day in (select day from bad_days)
-       or exists (select 1 from bad_days where day is null))
+       or exists (select 1 from bad_days where day is null)
+       or day in (select day from old_rows where request_id in (select request_id from touched_ids))
+       or day in (select utc_day(ts) from staged_items where reason is null and request_id in (select request_id from touched_ids)))
   and day not in (select day from stage.pending_days where not dependent);

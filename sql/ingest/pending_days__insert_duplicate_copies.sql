@@ -1,5 +1,4 @@
--- Mark pending the days of copies whose kept/duplicate status the batch changed (duplicate_copies against
--- copies_before: a copy removed and written again with its status is no change), and
+-- Mark pending the days of copies whose kept/duplicate status the duplicate rule changed (duplicate_copies), and
 -- in their files, the days of the accepted lines next to them (the nearest before and after, core.usage as the batch
 -- leaves it): data_quality places a file's quarantined lines on the day of the nearest accepted line before them
 -- (cache_alerts__insert_data_quality.sql), so a copy that becomes a duplicate, or is kept again, moves the bad lines
@@ -8,13 +7,8 @@
 -- are left out.
 insert into stage.pending_days by name
 with
-changed as (  -- a copy's status after the rule against before the batch (copies_before), else as the batch wrote it
-    select c.source_file, c.source_line, c.day
-    from duplicate_copies c
-    left join copies_before b
-        on b.request_id = c.request_id and b.source_file = c.source_file and b.source_line = c.source_line
-        and b.source_item = coalesce(c.source_item, 0) and b.day = c.day
-    where c.winner <> coalesce(b.accepted, c.was_accepted)
+changed as (
+    select source_file, source_line, day from duplicate_copies where winner <> was_accepted
 ),
 bad_files as (
     select distinct source_file from core.quarantine

@@ -7,7 +7,7 @@ records without an id (their ids are minted from the file and line)."""
 
 import json
 import random
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -218,43 +218,6 @@ def test_a_small_file_is_staged_whole(tmp_path):
     from pipelines.ingest.discover import discover
     (found,) = discover(logs)
     assert appends.appended_part(found, entry, tmp_path) is None
-
-
-def test_a_repeated_id_in_a_file_staged_again_whole_leaves_its_day_alone_until_its_kept_copy_changes(tmp_path):
-    """A break of the nightly run: a small file (staged again whole each time it grows) holding a request id twice had
-    the repeat's day marked pending on every run, with the days whose baselines read it, though nothing on it changed:
-    the batch's rows hold both copies before the duplicate rule, the rows it replaced only the kept one."""
-    def record(day: int, rid: str, prompt: int) -> str:
-        return json.dumps({"ts": f"2026-10-{day:02d}T10:00:00Z", "provider": "openai", "request_id": rid,
-                           "response": {"id": "c", "object": "chat.completion", "model": "gpt-4.1",
-                                        "usage": {"prompt_tokens": prompt, "completion_tokens": 5}}}) + "\n"
-
-    def pending_after_staging() -> list[str]:
-        conn = warehouse.connect(db)
-        conn.execute("delete from stage.pending_days")
-        conn.close()
-        stage(db, logs)
-        conn = warehouse.connect(db)
-        try:
-            return [d.isoformat() for (d,) in conn.execute("select day from stage.pending_days order by 1").fetchall()]
-        finally:
-            conn.close()
-
-    logs, log, db = staged_log(tmp_path, [record(1, "a", 10).strip(), record(1, "a", 11).strip(), record(2, "b", 12).strip()])
-    append(log, record(3, "c", 13))
-    assert pending_after_staging() == ["2026-10-03"]  # not 2026-10-01, where the copy of "a" stays a duplicate
-    append(log, record(4, "d", 14))
-    assert pending_after_staging() == ["2026-10-04"]
-    # another file whose name sorts first takes "b" over: the day of the copy it demotes is rebuilt, and its own
-    (logs / "0-first.jsonl").write_text(record(5, "b", 15))
-    assert pending_after_staging() == ["2026-10-02", "2026-10-05"]
-    conn = warehouse.connect(db)
-    assert conn.execute("select source_file, day, prompt_tokens from core.usage where request_id in ('a', 'b') "
-                        "order by 1").fetchall() == [("0-first.jsonl", date(2026, 10, 5), 15),
-                                                     ("app.jsonl", date(2026, 10, 1), 10)]
-    conn.close()
-    (logs / "0-first.jsonl").unlink()  # and gives it back when it goes (its rows stay, as history: nothing changes)
-    assert pending_after_staging() == []
 
 
 @pytest.mark.parametrize("kind", ["gzip", "utf-16"])
