@@ -156,7 +156,8 @@ def test_sql_stops_a_query_past_its_time_limit_with_one_line(tmp_path):
     # a blank CACHEMETER_DB is unset, not a warehouse file named " " (the default warehouse, which is not there)
     blank_db = cachemeter("sql", "select 42 as n", cwd=tmp_path, env={"CACHEMETER_DB": "  "})
     assert blank_db.returncode == 1 and blank_db.stderr == (
-        f"error: warehouse {tmp_path}/warehouse/cachemeter.duckdb does not exist yet: run `cachemeter run` first\n")
+        f"error: warehouse {tmp_path}/warehouse/cachemeter.duckdb does not exist yet: "
+        "`cachemeter run --db warehouse/cachemeter.duckdb` builds it\n")  # the run that builds this very warehouse
 
 
 def test_sql_limits_cannot_be_lifted_from_inside_the_query(tmp_path):

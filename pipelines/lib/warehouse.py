@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import shlex
 import tempfile
 import threading
 import time
@@ -153,7 +154,8 @@ def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | No
         if path.is_dir():
             raise NotAWarehouseError(f"{db_path} is a folder: --db takes a warehouse file (e.g. warehouse/cachemeter.duckdb)")
         if not path.exists():
-            raise FileNotFoundError(f"warehouse {path} does not exist yet: run `cachemeter run` first")
+            raise FileNotFoundError(f"warehouse {path} does not exist yet: `cachemeter run --db {shlex.quote(str(db_path))}` "
+                                    "builds it")  # (`cachemeter run` alone built the default warehouse, a README walk)
         if kind == "empty":  # DuckDB: "The file ... exists, but it is not a valid DuckDB database file!"
             raise NotAWarehouseError(f"{db_path} is an empty file, not a warehouse: `cachemeter run --db {db_path}` builds one")
         return _locked_for_reading(duckdb.connect(str(path), read_only=True), memory_limit)
@@ -165,7 +167,7 @@ def _connect_lake(target: str, read_only: bool, memory_limit: str | None, as_of:
                   ) -> duckdb.DuckDBPyConnection:
     if read_only:
         if not exists(target):
-            raise FileNotFoundError(f"warehouse {target} does not exist yet: run `cachemeter run` first")
+            raise FileNotFoundError(f"warehouse {target} does not exist yet: `cachemeter run --db {shlex.quote(target)}` builds it")
         conn = duckdb.connect(":memory:", config=lake.NO_AUTOLOAD)
         try:
             lake.attach(conn, target, read_only=True, as_of=as_of)
