@@ -759,7 +759,8 @@ def _run(conn: duckdb.DuckDBPyConnection, name: str, params: dict) -> None:
     conn.execute(text, params_for(text, params))
 
 
-PUBLISH = ("ingest/batch_usage_rows__create_view", "ingest/touched_ids__create", "ingest/pending_days__insert_batch",
+PUBLISH = ("ingest/batch_usage_rows__create_view", "ingest/touched_ids__create", "ingest/restaged_ids__create",
+           "ingest/pending_days__insert_batch",
            "ingest/usage__retire_files", "ingest/duplicate_rows__retire_files", "ingest/quarantine__retire_files",
            "ingest/files__retire_files",
            "ingest/usage__delete_files", "ingest/duplicate_rows__delete_files", "ingest/quarantine__delete_files",

@@ -5,22 +5,33 @@
 -- (a break test: the README promises only the days new or changed records touch).
 -- A quarantined line that changed (a partial last line now whole, say) marks the day data_quality places it on (the
 -- nearest accepted line before it in its file, before or after the batch, else after it), or every day of the
--- batch's files when no accepted line places it. Ids whose kept copy the batch may change (touched_ids) mark their
--- rows' days.
+-- batch's files when no accepted line places it; the batch's lines that place it leave out the copies of restaged ids
+-- (restaged_ids__create.sql) the rule quarantines again as duplicates. Ids whose kept copy the batch may change
+-- (touched_ids, but not restaged_ids, whose copies are written again as they were) mark their rows' days.
 -- (A day pending only as another day's dependent is marked again, as changed itself, so its own dependents follow.)
 insert into stage.pending_days by name
 with
+changed_ids as (  -- the ids whose kept copy the batch may change
+    select request_id from touched_ids except select request_id from restaged_ids
+),
 old_files as (  -- an appended part's file keeps its rows: only its new lines' days are new
     select source_file from batch_files where not appended union select old_file from batch_predecessors where action = 'drop'
 ),
 old_rows as materialized (  -- read once: core.usage is the warehouse's largest table, and this is read five times
     select * from core.usage where source_file in (select source_file from old_files)
 ),
+old_copies as (  -- the files' accepted copies before the batch: kept (old_rows) and quarantined as duplicates, as
+    -- the batch's rows hold every accepted copy before the duplicate rule (a file holding a repeated id, staged again
+    -- whole, differed on the repeat's day on every run)
+    select * from old_rows
+    union all by name
+    select * from stage.duplicate_rows where source_file in (select source_file from old_files)
+),
 old_days as (
-    select distinct day from old_rows
+    select distinct day from old_copies
 ),
 digests as (  -- only the days that held rows before: a new file's days are pending whatever they hold
-    select 'old' as side, day, count(*) as n, sum(usage_row_digest(o)) as digest from old_rows o group by day
+    select 'old' as side, day, count(*) as n, sum(usage_row_digest(o)) as digest from old_copies o group by day
     union all
     select 'new' as side, day, count(*) as n, sum(usage_row_digest(b)) as digest
     from batch_usage_rows b where day in (select day from old_days) group by day
@@ -53,8 +64,13 @@ accepted_lines as (  -- of the files with such lines only, each side's: a line i
     select 'old' as side, source_file, source_line, day from old_rows
     where source_file in (select source_file from changed_bad)
     union all
-    select 'new' as side, source_file, source_line, utc_day(ts) as day from staged_items
+    select 'new' as side, source_file, source_line, utc_day(ts) as day from staged_items s
     where reason is null and source_file in (select source_file from changed_bad)
+      and not exists (  -- a restaged id's duplicate copy stays one: data_quality places nothing on it
+          select 1 from stage.duplicate_rows d
+          where d.source_file = s.source_file and d.source_line = s.source_line
+            and coalesce(d.source_item, 0) = coalesce(s.source_item, 0)
+            and d.request_id in (select request_id from restaged_ids))
     union all  -- an appended part's file keeps its rows: they place its new lines too
     select 'new' as side, source_file, source_line, day from core.usage
     where source_file in (select source_file from batch_files where appended)
@@ -80,6 +96,6 @@ from all_days
 where (day not in (select day from same_days)
        or day in (select day from bad_days)
        or exists (select 1 from bad_days where day is null)
-       or day in (select day from old_rows where request_id in (select request_id from touched_ids))
-       or day in (select utc_day(ts) from staged_items where reason is null and request_id in (select request_id from touched_ids)))
+       or day in (select day from old_rows where request_id in (select request_id from changed_ids))
+       or day in (select utc_day(ts) from staged_items where reason is null and request_id in (select request_id from changed_ids)))
   and day not in (select day from stage.pending_days where not dependent);

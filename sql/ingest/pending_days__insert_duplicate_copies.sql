@@ -8,7 +8,10 @@
 insert into stage.pending_days by name
 with
 changed as (
-    select source_file, source_line, day from duplicate_copies where winner <> was_accepted
+    -- (a restaged id's copies were removed and written again as they were: its copies keep their status, though the
+    -- batch wrote each as accepted)
+    select source_file, source_line, day from duplicate_copies
+    where winner <> was_accepted and request_id not in (select request_id from restaged_ids)
 ),
 bad_files as (
     select distinct source_file from core.quarantine

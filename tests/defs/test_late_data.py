@@ -240,6 +240,7 @@ def test_days_pending_only_as_dependents_mark_no_further_days(tmp_path):
                  "null::varchar as reason, 'new.jsonl' as source_file, 1 as source_line, 0 as source_item, 'n1' as request_id")
     conn.execute("create or replace temp view batch_usage_rows as select * exclude (price_model) from core.usage where false")
     conn.execute("create or replace temp table touched_ids as select 'none' as request_id where false")
+    conn.execute("create or replace temp table restaged_ids as select 'none' as request_id where false")
     conn.execute("create or replace temp view batch_files as select 'new.jsonl' as source_file, false as appended")
     conn.execute("create or replace temp view batch_predecessors as select null::varchar as old_file, null::varchar as action "
                  "where false")

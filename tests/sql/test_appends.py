@@ -7,7 +7,7 @@ records without an id (their ids are minted from the file and line)."""
 
 import json
 import random
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -218,6 +218,70 @@ def test_a_small_file_is_staged_whole(tmp_path):
     from pipelines.ingest.discover import discover
     (found,) = discover(logs)
     assert appends.appended_part(found, entry, tmp_path) is None
+
+
+def usage_line(day: int, rid: str | None, prompt: int) -> str:
+    """One OpenAI usage record on 2026-10-``day`` (no request id when ``rid`` is None: minted from file and line)."""
+    record = {"ts": f"2026-10-{day:02d}T10:00:00Z", "provider": "openai", "request_id": rid,
+              "response": {"id": "c", "object": "chat.completion", "model": "gpt-4.1",
+                           "usage": {"prompt_tokens": prompt, "completion_tokens": 5}}}
+    if rid is None:
+        del record["request_id"]
+    return json.dumps(record) + "\n"
+
+
+def pending_after_staging(db: Path, logs: Path) -> list[str]:
+    """The days one staging of ``logs`` marks pending (none are pending before it)."""
+    conn = warehouse.connect(db)
+    conn.execute("delete from stage.pending_days")
+    conn.close()
+    stage(db, logs)
+    conn = warehouse.connect(db)
+    try:
+        return [d.isoformat() for (d,) in conn.execute("select day from stage.pending_days order by 1").fetchall()]
+    finally:
+        conn.close()
+
+
+def test_a_repeated_id_in_a_file_staged_again_whole_leaves_its_day_alone_until_its_kept_copy_changes(tmp_path):
+    """A cost of the nightly run: a small file (staged again whole each time it grows) holding a request id twice had
+    the repeat's day marked pending on every run, with the days whose baselines read it, though nothing on it changed:
+    the batch's rows hold both copies before the duplicate rule, the rows it replaced only the kept one (the demo
+    with one such file rebuilt its 14 days for one appended line)."""
+    logs, log, db = staged_log(tmp_path, [usage_line(1, "a", 10).strip(), usage_line(1, "a", 11).strip(),
+                                          usage_line(2, "b", 12).strip()])
+    append(log, usage_line(3, "c", 13))
+    assert pending_after_staging(db, logs) == ["2026-10-03"]  # not 2026-10-01, where the copy of "a" stays a duplicate
+    append(log, usage_line(4, "d", 14))
+    assert pending_after_staging(db, logs) == ["2026-10-04"]
+    # another file whose name sorts first takes "b" over: the day of the copy it demotes is rebuilt, and its own
+    (logs / "0-first.jsonl").write_text(usage_line(5, "b", 15))
+    assert pending_after_staging(db, logs) == ["2026-10-02", "2026-10-05"]
+    conn = warehouse.connect(db)
+    assert conn.execute("select source_file, day, prompt_tokens from core.usage where request_id in ('a', 'b') "
+                        "order by 1").fetchall() == [("0-first.jsonl", date(2026, 10, 5), 15),
+                                                     ("app.jsonl", date(2026, 10, 1), 10)]
+    conn.close()
+    (logs / "0-first.jsonl").unlink()  # and gives it back when it goes (its rows stay, as history: nothing changes)
+    assert pending_after_staging(db, logs) == []
+
+
+def test_a_bad_line_appended_after_a_repeated_id_is_placed_on_the_kept_copy_s_day(tmp_path):
+    """A break test of the change above: data_quality places a quarantined line on the day of the nearest kept line
+    before it (cache_alerts__insert_data_quality.sql), not on a duplicate copy's, so the bad line appended after the
+    repeat marks the kept copy's day (2026-10-01), not the duplicate's (2026-10-02)."""
+    logs, log, db = staged_log(tmp_path, [usage_line(1, "a", 10).strip(), usage_line(2, "a", 11).strip(), "not json"])
+    append(log, "also not json\n")
+    assert pending_after_staging(db, logs) == ["2026-10-01"]
+
+
+def test_a_small_file_rewritten_with_its_history_kept_marks_the_days_its_history_shares(tmp_path):
+    """A break test of the change above: a file rewritten to its first line keeps its old generation as history
+    (``app.jsonl#1``), whose copy of that line's minted id now shares 2026-10-01 with the new generation's: the day is
+    rebuilt, though the file's own rows on it are the same."""
+    logs, log, db = staged_log(tmp_path, [usage_line(1, None, 10).strip(), usage_line(2, None, 11).strip()])
+    log.write_text(usage_line(1, None, 10))
+    assert "2026-10-01" in pending_after_staging(db, logs)
 
 
 @pytest.mark.parametrize("kind", ["gzip", "utf-16"])
