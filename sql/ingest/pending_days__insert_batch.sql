@@ -3,11 +3,12 @@
 -- whose rows of those files are the same before and after the batch (usage_row_digest: count and sum per day) and
 -- whose quarantined lines of them are too. Appending a day's lines to a file of many days rebuilt every day in it
 -- (a break test: the README promises only the days new or changed records touch).
--- A quarantined line that changed (a partial last line now whole, say) marks the day data_quality places it on (the
--- nearest accepted line before it in its file, before or after the batch, else after it), or every day of the
--- batch's files when no accepted line places it; the batch's lines that place it leave out the copies of restaged ids
--- (restaged_ids__create.sql) the rule quarantines again as duplicates. Ids whose kept copy the batch may change
--- (touched_ids, but not restaged_ids, whose copies are written again as they were) mark their rows' days.
+-- A quarantined line that data_quality places on another day after the batch than before (a partial last line now
+-- whole, a line whose accepted neighbour changed) marks both days: data_quality places it on the day of a duplicate
+-- copy on its own line, else of the nearest kept line from its own back, else the nearest after it. Every day of the
+-- batch's files is marked when no accepted line places a changed one. On the batch's side a restaged id's
+-- (restaged_ids__create.sql) duplicate copies stay duplicates. Ids whose kept copy the batch may change (touched_ids,
+-- but not restaged_ids, whose copies are written again as they were) mark their rows' days.
 -- (A day pending only as another day's dependent is marked again, as changed itself, so its own dependents follow.)
 insert into stage.pending_days by name
 with
@@ -48,41 +49,65 @@ staged_again as (  -- the files that held rows or quarantined lines before (a ne
     select distinct source_file from old_rows union select distinct source_file from old_bad
     union select source_file from batch_files where appended
 ),
-changed_bad as (  -- quarantined lines of those files present on one side only, and which side
-    select 'old' as side, * from (
-        select * from old_bad
-        except all
-        select source_file, source_line, source_item, reason from staged_items where reason is not null)
-    union all
-    select 'new' as side, * from (
-        select source_file, source_line, source_item, reason from staged_items
-        where reason is not null and source_line > 0 and source_file in (select source_file from staged_again)
-        except all
-        select * from old_bad)
+new_bad as (
+    select source_file, source_line, source_item, reason from staged_items
+    where reason is not null and source_line > 0 and source_file in (select source_file from staged_again)
 ),
-accepted_lines as (  -- of the files with such lines only, each side's: a line is placed as it was, or as it is
-    select 'old' as side, source_file, source_line, day from old_rows
-    where source_file in (select source_file from changed_bad)
+restaged_losers as (  -- the batch's copies the rule quarantines again as duplicates, as before: restaged ids'
+    select source_file, source_line, coalesce(source_item, 0) as source_item from stage.duplicate_rows
+    where request_id in (select request_id from restaged_ids) and source_file in (select source_file from new_bad)
+),
+accepted_lines as (  -- of the files with quarantined lines only, each side's accepted lines: a kept copy places the
+    -- lines from its own on, a duplicate copy only its own line's items (data_quality's rule)
+    select 'old' as side, source_file, source_line, day, false as duplicate from old_rows
+    where source_file in (select source_file from old_bad)
     union all
-    select 'new' as side, source_file, source_line, utc_day(ts) as day from staged_items s
-    where reason is null and source_file in (select source_file from changed_bad)
-      and not exists (  -- a restaged id's duplicate copy stays one: data_quality places nothing on it
-          select 1 from stage.duplicate_rows d
-          where d.source_file = s.source_file and d.source_line = s.source_line
-            and coalesce(d.source_item, 0) = coalesce(s.source_item, 0)
-            and d.request_id in (select request_id from restaged_ids))
-    union all  -- an appended part's file keeps its rows: they place its new lines too
-    select 'new' as side, source_file, source_line, day from core.usage
+    select 'old' as side, source_file, source_line, day, true as duplicate from stage.duplicate_rows
+    where source_file in (select source_file from old_files) and source_file in (select source_file from old_bad)
+    union all  -- (a changed id's copy counts as kept: its days are marked, and pending_days__insert_duplicate_copies.sql
+    -- marks its neighbours' once the rule has run)
+    select 'new' as side, s.source_file, s.source_line, utc_day(s.ts) as day,
+           exists (select 1 from restaged_losers r where r.source_file = s.source_file and r.source_line = s.source_line
+                   and r.source_item = coalesce(s.source_item, 0)) as duplicate
+    from staged_items s
+    where s.reason is null and s.source_file in (select source_file from new_bad)
+    union all  -- an appended part's file keeps its rows and its duplicate copies: they place its new lines too
+    select 'new' as side, source_file, source_line, day, false as duplicate from core.usage
     where source_file in (select source_file from batch_files where appended)
-      and source_file in (select source_file from changed_bad)
+      and source_file in (select source_file from new_bad)
+    union all
+    select 'new' as side, source_file, source_line, day, true as duplicate from stage.duplicate_rows
+    where source_file in (select source_file from batch_files where appended)
+      and source_file in (select source_file from new_bad)
 ),
-bad_days as (
-    select coalesce(before.day, after.day) as day
-    from changed_bad c
-    asof left join accepted_lines before
-        on c.side = before.side and c.source_file = before.source_file and c.source_line >= before.source_line
-    asof left join accepted_lines after
-        on c.side = after.side and c.source_file = after.source_file and c.source_line <= after.source_line
+kept_lines as (
+    select * from accepted_lines where not duplicate
+),
+duplicate_lines as (
+    select side, source_file, source_line, any_value(day) as day from accepted_lines where duplicate group by all
+),
+placed as (  -- each quarantined line on the day data_quality counts it, on each side
+    select b.side, b.source_file, b.source_line, b.source_item, b.reason,
+           coalesce(d.day, before.day, after.day) as day
+    from (select 'old' as side, * from old_bad union all select 'new' as side, * from new_bad) b
+    left join duplicate_lines d
+        on d.side = b.side and d.source_file = b.source_file and d.source_line = b.source_line
+    asof left join kept_lines before
+        on b.side = before.side and b.source_file = before.source_file and b.source_line >= before.source_line
+    asof left join kept_lines after
+        on b.side = after.side and b.source_file = after.source_file and b.source_line <= after.source_line
+),
+bad_days as (  -- the days of the placements found on one side only: a changed line's, or a line an accepted one
+    -- before it no longer places (a break test: a kept line blanked moved the bad line after it to the day before)
+    select day from (
+        select * exclude (side) from placed where side = 'old'
+        except all
+        select * exclude (side) from placed where side = 'new')
+    union all
+    select day from (
+        select * exclude (side) from placed where side = 'new'
+        except all
+        select * exclude (side) from placed where side = 'old')
 ),
 all_days as (
     select day from old_days

@@ -275,6 +275,52 @@ def test_a_bad_line_appended_after_a_repeated_id_is_placed_on_the_kept_copy_s_da
     assert pending_after_staging(db, logs) == ["2026-10-01"]
 
 
+def test_a_bad_line_a_blanked_kept_line_no_longer_places_moves_to_the_day_before(tmp_path):
+    """A break test: data_quality places the bad last line on the day of the nearest kept line before it; blanking
+    that line (2026-10-03) moves the bad line to 2026-10-02, whose share of quarantined records changes too. The
+    first line is over 4 KB, so the file edited in place is staged again as itself, not kept as history."""
+    b = usage_line(3, "b", 11)
+    logs, log, db = staged_log(tmp_path, [usage_line(1, "pad", 9).replace('"openai"', '"openai", "pad": "' + "x" * 4200 + '"').strip(),
+                                          usage_line(2, "a", 10).strip(), b.strip(), "not json"])
+    log.write_text(log.read_text().replace(b, " " * (len(b) - 1) + "\n"))
+    assert pending_after_staging(db, logs) == ["2026-10-02", "2026-10-03"]
+
+
+def otlp_line(*spans: tuple[str, int, int]) -> str:
+    """One OTLP trace line holding one gen_ai span per (response id, day of 2026-10, input tokens)."""
+    def span(rid: str, day: int, tokens: int) -> dict:
+        ns = int(datetime(2026, 10, day, 10, tzinfo=timezone.utc).timestamp() * 1e9)
+        attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4.1",
+                      "gen_ai.response.id": rid, "gen_ai.usage.input_tokens": tokens, "gen_ai.usage.output_tokens": 5}
+        return {"traceId": "1efd741ba1b89f731e0c0f20f32b5179", "spanId": "ec16e7cd4084aa21", "name": "chat", "kind": 3,
+                "startTimeUnixNano": str(ns), "endTimeUnixNano": str(ns + 10**9), "status": {},
+                "attributes": [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}}
+                               for k, v in attributes.items()]}
+    return json.dumps({"resourceSpans": [{"resource": {"attributes": []},
+                                          "scopeSpans": [{"scope": {"name": "x"}, "spans": [span(*s) for s in spans]}]}]}) + "\n"
+
+
+def test_a_bad_item_on_a_duplicate_copy_s_line_is_placed_on_that_copy_s_day(tmp_path):
+    """A break test: data_quality places a quarantined item that shares its line with a duplicate copy on that copy's
+    day (2026-10-02), not on the kept line's before it (2026-10-05); the copy's id is restaged (both copies written
+    again as they were), so only the placement marks its day. The first line is over 4 KB (staged as itself)."""
+    pad = otlp_line(("pad", 1, 99)).replace('"chat", "kind"', '"' + "x" * 4200 + '", "kind"')
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "x.otlp.jsonl"
+    db = tmp_path / "w.duckdb"
+    lines = [pad, otlp_line(("a", 5, 100)), otlp_line(("a", 2, 100)), otlp_line(("d", 2, 100)), otlp_line(("b", 6, 100))]
+    log.write_text("".join(lines))
+    stage(db, logs)
+    lines[2] = otlp_line(("a", 2, 100), ("bad", 3, -5))  # a negative token count: that span is quarantined
+    log.write_text("".join(lines))
+    assert pending_after_staging(db, logs) == ["2026-10-02"]
+    conn = warehouse.connect(db)
+    assert conn.execute("select source_line, duplicate_request_id is not null from core.quarantine "
+                        "order by all").fetchall() == [(3, False), (3, True)]
+    conn.close()
+
+
 def test_a_small_file_rewritten_with_its_history_kept_marks_the_days_its_history_shares(tmp_path):
     """A break test of the change above: a file rewritten to its first line keeps its old generation as history
     (``app.jsonl#1``), whose copy of that line's minted id now shares 2026-10-01 with the new generation's: the day is
