@@ -68,7 +68,7 @@ def _catalogue() -> Result:
 
 def _warehouse(db: Path) -> Result:
     if not warehouse.exists(db):
-        return Result("warehouse", "warn", f"{db} does not exist yet: run `cachemeter run`")
+        return Result("warehouse", "warn", f"{db} does not exist yet: {warehouse.run_that_builds(db)} builds it")
     try:
         with warehouse.connect(db, read_only=True) as conn:
             days, last = conn.execute("select count(distinct day), max(day) from core.usage").fetchall()[0]

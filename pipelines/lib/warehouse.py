@@ -154,15 +154,15 @@ def connect(db_path: str | Path, read_only: bool = False, memory_limit: str | No
         if path.is_dir():
             raise NotAWarehouseError(f"{db_path} is a folder: --db takes a warehouse file (e.g. warehouse/cachemeter.duckdb)")
         if not path.exists():
-            raise FileNotFoundError(f"warehouse {path} does not exist yet: {_run_that_builds(db_path)} builds it")
+            raise FileNotFoundError(f"warehouse {path} does not exist yet: {run_that_builds(db_path)} builds it")
         if kind == "empty":  # DuckDB: "The file ... exists, but it is not a valid DuckDB database file!"
-            raise NotAWarehouseError(f"{db_path} is an empty file, not a warehouse: {_run_that_builds(db_path)} builds one")
+            raise NotAWarehouseError(f"{db_path} is an empty file, not a warehouse: {run_that_builds(db_path)} builds one")
         return _locked_for_reading(duckdb.connect(str(path), read_only=True), memory_limit)
     path.parent.mkdir(parents=True, exist_ok=True)
     return prepare(duckdb.connect(str(path), config=CONNECTION_CONFIG))
 
 
-def _run_that_builds(db_path: str | Path) -> str:
+def run_that_builds(db_path: str | Path) -> str:
     """The command that builds the warehouse ``db_path`` names, quoted for a shell (`cachemeter run` alone built the
     default warehouse, not the one named: a README walk)."""
     return f"`cachemeter run --db {shlex.quote(str(db_path))}`"
@@ -172,7 +172,7 @@ def _connect_lake(target: str, read_only: bool, memory_limit: str | None, as_of:
                   ) -> duckdb.DuckDBPyConnection:
     if read_only:
         if not exists(target):
-            raise FileNotFoundError(f"warehouse {target} does not exist yet: {_run_that_builds(target)} builds it")
+            raise FileNotFoundError(f"warehouse {target} does not exist yet: {run_that_builds(target)} builds it")
         conn = duckdb.connect(":memory:", config=lake.NO_AUTOLOAD)
         try:
             lake.attach(conn, target, read_only=True, as_of=as_of)
@@ -347,7 +347,7 @@ def open_for_reading(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     if not lake.is_lake(source):
         path = Path(source)
         if not path.exists():  # a folder and an empty file: connect says so
-            raise FileNotFoundError(f"warehouse {db_path} does not exist: {_run_that_builds(db_path)} builds it")
+            raise FileNotFoundError(f"warehouse {db_path} does not exist: {run_that_builds(db_path)} builds it")
     try:
         conn = connect(source, read_only=True)
     except duckdb.IOException as exc:

@@ -36,7 +36,8 @@ def test_every_check_runs_on_a_folder_with_no_warehouse_and_none_raises(tmp_path
     assert [r.name for r in results] == ["install", "price catalogue", "settings", "warehouse", "snapshot",
                                          "DAGSTER_HOME", "alert webhook"]
     assert results[3] == doctor.Result("warehouse", "warn",
-                                       f"{tmp_path / 'none.duckdb'} does not exist yet: run `cachemeter run`")
+                                       f"{tmp_path / 'none.duckdb'} does not exist yet: "
+                                       f"`cachemeter run --db {tmp_path / 'none.duckdb'}` builds it")
     assert results[0].status == "ok" and results[1].status == "ok"
 
 
