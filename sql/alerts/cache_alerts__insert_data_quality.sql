@@ -4,7 +4,8 @@
 --   belongs to the day of the nearest accepted line before it in its file (log files are written in time order),
 --   else the nearest after it (lines that open a file): a day's share no longer moves as the live file behind it
 --   grows, and bad lines written today do not raise an alert on every day the file covers or on an old day a
---   mistimed line names. A duplicate request id's copy parsed, so it counts on its own day. A file none of whose
+--   mistimed line names (a line of several records: on its last record's day). A duplicate request id's copy parsed,
+--   so it counts on its own day, and a bad record on its line on its first copy's day. A file none of whose
 --   lines was accepted (a provider's new format, a stray file) has no such line: its bad lines count on the newest
 --   day of core.usage on or before the day the file was last written, else on the first (stage.unaccepted_files);
 --   the days this place leaves and reaches as logs arrive are rebuilt (pending_days__insert_unaccepted_files.sql).
@@ -20,19 +21,30 @@ accepted as (
     select day, count(*) as rows from core.usage where day >= $start and day < $end group by day
 ),
 bad as (
-    select q.source_file, q.source_line
+    select q.source_file, q.source_line, coalesce(q.source_item, 0) as source_item,
+           q.duplicate_request_id is not null as duplicate
     from core.quarantine q
     where q.source_line > 0 and not starts_with(q.reason, 'superseded streaming snapshot')
 ),
-bad_file_lines as (  -- the accepted lines of the files that hold bad ones, whatever their day
-    select source_file, source_line, day from core.usage where source_file in (select source_file from bad)
+bad_file_lines as (  -- the accepted lines of the files that hold bad ones, whatever their day: a line of several
+    -- records (an OTLP batch of spans) places on the day of its last record, whatever order a join meets them in
+    select source_file, source_line, arg_max(day, coalesce(source_item, 0)) as day
+    from core.usage where source_file in (select source_file from bad) group by all
 ),
-duplicate_days as (  -- a duplicate request id's copy has a trusted time: its own day (stage.duplicate_rows)
-    select source_file, source_line, any_value(day) as day from stage.duplicate_rows group by all
+duplicate_copy_days as (  -- a duplicate request id's copy has a trusted time: its own day (stage.duplicate_rows)
+    select source_file, source_line, coalesce(source_item, 0) as source_item, any_value(day) as day
+    from stage.duplicate_rows group by all
 ),
-placed as (
-    select b.source_file, coalesce(d.day, before.day, after.day, unaccepted.day) as day
+duplicate_days as (  -- a bad record on a line with duplicate copies: the day of its first copy
+    select source_file, source_line, arg_min(day, source_item) as day from duplicate_copy_days group by all
+),
+placed as (  -- (a break test: two duplicate copies of different days on one line both counted on either's day,
+    -- as the table's row order fell)
+    select b.source_file, coalesce(c.day, d.day, before.day, after.day, unaccepted.day) as day
     from bad b
+    left join duplicate_copy_days c
+        on b.duplicate and c.source_file = b.source_file and c.source_line = b.source_line
+        and c.source_item = b.source_item
     left join duplicate_days d on d.source_file = b.source_file and d.source_line = b.source_line
     left join stage.unaccepted_files unaccepted on unaccepted.source_file = b.source_file
     asof left join bad_file_lines before on b.source_file = before.source_file and b.source_line >= before.source_line

@@ -59,32 +59,34 @@ restaged_losers as (  -- the batch's copies the rule quarantines again as duplic
 ),
 accepted_lines as (  -- of the files with quarantined lines only, each side's accepted lines: a kept copy places the
     -- lines from its own on, a duplicate copy only its own line's items (data_quality's rule)
-    select 'old' as side, source_file, source_line, day, false as duplicate from old_rows
+    select 'old' as side, source_file, source_line, source_item, day, false as duplicate from old_rows
     where source_file in (select source_file from old_bad)
     union all
-    select 'old' as side, source_file, source_line, day, true as duplicate from stage.duplicate_rows
+    select 'old' as side, source_file, source_line, source_item, day, true as duplicate from stage.duplicate_rows
     where source_file in (select source_file from old_files) and source_file in (select source_file from old_bad)
     union all  -- (a changed id's copy counts as kept: its days are marked, and pending_days__insert_duplicate_copies.sql
     -- marks its neighbours' once the rule has run)
-    select 'new' as side, s.source_file, s.source_line, utc_day(s.ts) as day,
+    select 'new' as side, s.source_file, s.source_line, s.source_item, utc_day(s.ts) as day,
            exists (select 1 from restaged_losers r where r.source_file = s.source_file and r.source_line = s.source_line
                    and r.source_item = coalesce(s.source_item, 0)) as duplicate
     from staged_items s
     where s.reason is null and s.source_file in (select source_file from new_bad)
     union all  -- an appended part's file keeps its rows and its duplicate copies: they place its new lines too
-    select 'new' as side, source_file, source_line, day, false as duplicate from core.usage
+    select 'new' as side, source_file, source_line, source_item, day, false as duplicate from core.usage
     where source_file in (select source_file from batch_files where appended)
       and source_file in (select source_file from new_bad)
     union all
-    select 'new' as side, source_file, source_line, day, true as duplicate from stage.duplicate_rows
+    select 'new' as side, source_file, source_line, source_item, day, true as duplicate from stage.duplicate_rows
     where source_file in (select source_file from batch_files where appended)
       and source_file in (select source_file from new_bad)
 ),
-kept_lines as (
-    select * from accepted_lines where not duplicate
+kept_lines as (  -- a line of several records places on its last record's day (as data_quality does)
+    select side, source_file, source_line, arg_max(day, coalesce(source_item, 0)) as day
+    from accepted_lines where not duplicate group by all
 ),
-duplicate_lines as (
-    select side, source_file, source_line, any_value(day) as day from accepted_lines where duplicate group by all
+duplicate_lines as (  -- a bad record on a line with duplicate copies: the first copy's day (as data_quality does)
+    select side, source_file, source_line, arg_min(day, coalesce(source_item, 0)) as day
+    from accepted_lines where duplicate group by all
 ),
 placed as (  -- each quarantined line on the day data_quality counts it, on each side
     select b.side, b.source_file, b.source_line, b.source_item, b.reason,

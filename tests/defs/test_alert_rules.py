@@ -234,3 +234,19 @@ def test_data_quality_counts_a_re_sent_duplicate_on_its_own_day(tmp_path):
     write_jsonl(tmp_path / "logs" / "a.jsonl", day_20)
     db = run_pipeline(tmp_path, tmp_path / "logs")
     assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 11, 20), 120 / 240)]
+
+
+def test_data_quality_counts_each_duplicate_copy_of_one_line_on_its_own_day(tmp_path, monkeypatch):
+    """A break test: a line of two records (an OTLP batch of two spans), both duplicate copies of another file's,
+    counted both its copies on one of their two days, whichever ``stage.duplicate_rows`` held first (and a run that
+    wrote those rows again could move them). Each counts on its own day: 1 of 2 records on 2026-10-05 and on 10-07."""
+    from tests.sql.test_appends import otlp_line, usage_line
+
+    monkeypatch.setenv("CACHEMETER_QUALITY_MIN_RECORDS", "1")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "0.jsonl").write_text(usage_line(7, "A", 100) + usage_line(5, "B", 100))
+    (logs / "x.otlp.jsonl").write_text(otlp_line(("A", 7, 100), ("B", 5, 100)) + otlp_line(("C", 6, 100)))
+    db = run_pipeline(tmp_path, logs)
+    assert [(r[0], r[3]) for r in alerts(db, "data_quality")] == [(date(2026, 10, 5), 0.5), (date(2026, 10, 7), 0.5)]
+    assert query(db, "select count(*) from core.quarantine where duplicate_request_id is not null") == [(2,)]

@@ -321,6 +321,19 @@ def test_a_bad_item_on_a_duplicate_copy_s_line_is_placed_on_that_copy_s_day(tmp_
     conn.close()
 
 
+def test_a_span_made_a_duplicate_marks_the_day_its_line_now_gives_the_bad_line_after_it(tmp_path):
+    """A break test: data_quality places a bad line on the day of the last record of the kept line before it. That
+    line holds two spans, Y (2026-10-05) then X (10-07); a file whose name sorts first takes X over, so the line
+    gives Y's day now: 10-05 is rebuilt with X's day, though no record of it changed."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "x.otlp.jsonl").write_text(otlp_line(("Y", 5, 100), ("X", 7, 100)) + "not json\n")
+    db = tmp_path / "w.duckdb"
+    stage(db, logs)
+    (logs / "0.jsonl").write_text(usage_line(7, "X", 100))
+    assert pending_after_staging(db, logs) == ["2026-10-05", "2026-10-07"]
+
+
 def test_a_small_file_rewritten_with_its_history_kept_marks_the_days_its_history_shares(tmp_path):
     """A break test of the change above: a file rewritten to its first line keeps its old generation as history
     (``app.jsonl#1``), whose copy of that line's minted id now shares 2026-10-01 with the new generation's: the day is
